@@ -1,0 +1,94 @@
+"""The uvicorn server that the namespace tests run inside the server namespace.
+
+Usage::
+
+    python netns_server.py HOST stock
+    python netns_server.py HOST keepalive IDLE INTERVAL COUNT
+
+Binds HOST on an ephemeral port and listens before anything else, so that a client may connect
+as soon as the port is announced; then serves the app below with stock uvicorn (httptools) or
+with ``uvicorn_keepalive.protocol(idle=IDLE, interval=INTERVAL, count=COUNT)``.
+
+Every event is one JSON object on its own line of standard output, flushed at once:
+
+- ``{"event": "listening", "port": N}`` once the socket listens;
+- ``GET /reply-after/<seconds>``: sleeps, answers ``200 done``, then ``{"event": "responded"}``;
+- ``GET /await-disconnect``: reads the request (``{"event": "request"}``), then waits on
+  ``receive()`` and reports ``{"event": "disconnect"}`` when ``http.disconnect`` arrives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+def report(event: str, **details: object) -> None:
+    """Write one event as a JSON line on standard output, flushed at once."""
+    print(json.dumps({"event": event, **details}), flush=True)
+
+
+async def app(scope: Message, receive: Receive, send: Send) -> None:
+    """Answer late (``/reply-after/<seconds>``) or wait for the client to go away."""
+    if scope["type"] != "http":
+        return
+    path: str = scope["path"]
+    if path == "/await-disconnect":
+        request = await receive()
+        report("request", type=request["type"])
+        message = await receive()
+        report(message["type"])
+        return
+    await receive()
+    await asyncio.sleep(float(path.removeprefix("/reply-after/")))
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"done"})
+    report("responded")
+
+
+class _StandIn(HttpToolsProtocol):  # TEMPORARY until uvicorn_keepalive lands
+    idle = interval = count = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        sock = transport.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, self.idle)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, self.interval)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, self.count)
+        super().connection_made(transport)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the command line, listen, announce the port, and serve until terminated."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("host")
+    parser.add_argument("variant", choices=["stock", "keepalive"])
+    parser.add_argument("timers", nargs="*", type=int, metavar="IDLE INTERVAL COUNT")
+    arguments = parser.parse_args(argv)
+    http: Any = "httptools"
+    if arguments.variant == "keepalive":
+        idle, interval, count = arguments.timers
+        _StandIn.idle, _StandIn.interval, _StandIn.count = idle, interval, count
+        http = _StandIn
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((arguments.host, 0))
+    listener.listen()
+    report("listening", port=listener.getsockname()[1])
+    config = uvicorn.Config(app, http=http, log_level="warning", lifespan="off")
+    uvicorn.Server(config).run(sockets=[listener])
+
+
+if __name__ == "__main__":
+    main()
