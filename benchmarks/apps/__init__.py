@@ -1,0 +1,1 @@
+"""The ASGI applications the load benchmarks start, each in its own uvicorn process."""

@@ -1,0 +1,113 @@
+"""The server configurations the load benchmarks compare, and which of them are baselines.
+
+A configuration is one way to run a server: the ASGI application, the URL path of the
+endpoint under test, the uvicorn HTTP protocol class and the number of workers. The harness
+starts every configuration as its own uvicorn process.
+"""
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server configuration.
+
+    Attributes:
+        name: Short identifier used in URLs, result files and tables.
+        label: What the configuration is, for tables and plots.
+        app: The uvicorn import string of the ASGI application.
+        path: The URL path of the endpoint; ``{body}`` is replaced by the body's name.
+        health: A path that answers 200 once the application is up.
+        http: The value of uvicorn's ``--http`` option.
+        workers: The value of uvicorn's ``--workers`` option.
+        requires: ``module:attribute`` that must be importable, else the configuration is
+            skipped with that reason.
+    """
+
+    name: str
+    label: str
+    app: str
+    path: str
+    health: str = "/health"
+    http: str = "httptools"
+    workers: int = 1
+    requires: str | None = None
+
+    def url_path(self, body: str) -> str:
+        """Return the endpoint's path for the body called ``body``."""
+        return self.path.format(body=body)
+
+
+_FASTAPI = "benchmarks.apps.fastapi_app:app"
+_DISPATCH = "orjson_dispatch:dispatch"
+
+
+def _fastapi(name: str, label: str, requires: str | None = None) -> ServerConfig:
+    return ServerConfig(name, label, _FASTAPI, f"/{name}/{{body}}", requires=requires)
+
+
+#: Every way of answering the same data, slowest expected first; all in the serialization suites.
+SERIALIZATION_CONFIGS: tuple[ServerConfig, ...] = (
+    _fastapi("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)"),
+    _fastapi("starlette-json", "Starlette JSONResponse on the dict (json.dumps)"),
+    _fastapi("orjson-response", "FastAPI typed, response_class=ORJSONResponse (deprecated)"),
+    _fastapi("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)"),
+    ServerConfig(
+        "litestar",
+        "Litestar + msgspec Struct (framework peer)",
+        "benchmarks.apps.litestar_app:app",
+        "/litestar/{body}",
+    ),
+    _fastapi("dispatch-model", "@dispatch returning the model (-> Model)", _DISPATCH),
+    _fastapi("dispatch-dict", "@dispatch returning the ready dict (untyped)", _DISPATCH),
+    _fastapi("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)"),
+    _fastapi("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)"),
+)
+
+#: The configurations every other one is divided by in the ratio tables.
+SERIALIZATION_BASELINES: tuple[str, ...] = ("untyped", "typed", "orjson-limit", "bytes-limit")
+
+_PLAIN = "benchmarks.apps.plain:app"
+_KEEPALIVE = "uvicorn_keepalive:Protocol"
+
+#: Stock uvicorn against uvicorn-keepalive, with one and with two workers.
+KEEPALIVE_CONFIGS: tuple[ServerConfig, ...] = tuple(
+    ServerConfig(
+        name=name,
+        label=label,
+        app=_PLAIN,
+        path="/",
+        health="/",
+        http=http,
+        workers=workers,
+        requires=None if http == "httptools" else http,
+    )
+    for name, label, http, workers in (
+        ("stock", "uvicorn HttpToolsProtocol, 1 worker", "httptools", 1),
+        ("keepalive", "uvicorn_keepalive.Protocol, 1 worker", _KEEPALIVE, 1),
+        ("stock-w2", "uvicorn HttpToolsProtocol, 2 workers", "httptools", 2),
+        ("keepalive-w2", "uvicorn_keepalive.Protocol, 2 workers", _KEEPALIVE, 2),
+    )
+)
+
+#: Each keepalive configuration is compared with the stock one with as many workers.
+KEEPALIVE_BASELINES: tuple[str, ...] = ("stock", "stock-w2")
+
+
+def missing_requirement(config: ServerConfig) -> str | None:
+    """Return why ``config`` cannot run here, or None when it can.
+
+    The requirement is imported in the harness process: a configuration whose code is not
+    written yet (or not installed) is skipped with a reason instead of failing the run.
+    """
+    if config.requires is None:
+        return None
+    module_name, _, attribute = config.requires.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        return f"{module_name} cannot be imported: {error}"
+    if not hasattr(module, attribute):
+        return f"{config.requires} does not exist yet"
+    return None
