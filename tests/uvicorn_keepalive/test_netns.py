@@ -23,7 +23,13 @@ from typing import IO, Any
 
 import pytest
 
-from tests.uvicorn_keepalive.netns import SERVER_ADDRESS, Lab, NetnsUnavailableError, build_lab
+from tests.uvicorn_keepalive.netns import (
+    COMMAND_TIMEOUT,
+    SERVER_ADDRESS,
+    Lab,
+    NetnsUnavailableError,
+    build_lab,
+)
 
 pytestmark = pytest.mark.netns
 
@@ -51,10 +57,14 @@ class Server:
     events: queue.Queue[tuple[float, dict[str, Any]]] = field(default_factory=queue.Queue)
     seen: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
 
+    reader: threading.Thread = field(init=False)
+
     def __post_init__(self) -> None:
-        threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True).start()
+        self.reader = threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True)
+        self.reader.start()
 
     def _read(self, stdout: IO[str]) -> None:
+        # Stamped here, on arrival, so that no clock is compared across processes.
         for line in stdout:
             self.events.put((time.monotonic(), json.loads(line)))
 
@@ -89,6 +99,7 @@ class Processes:
         self.lab = lab
         self.log_dir = log_dir
         self.started: list[subprocess.Popen[str]] = []
+        self.readers: list[threading.Thread] = []
 
     def start(self, namespace: str, *argv: str, stderr: IO[str] | int) -> subprocess.Popen[str]:
         """Start ``argv`` in ``namespace`` with a piped standard output."""
@@ -122,6 +133,7 @@ class Processes:
                 stderr=stderr,
             )
         server = Server(process, stderr_path)
+        self.readers.append(server.reader)
         listening = server.wait_for("listening", time.monotonic() + SERVER_START_TIMEOUT)
         assert listening is not None, f"{variant} server did not start: {server.diagnostics()}"
         return server, f"http://{SERVER_ADDRESS}:{listening[1]['port']}"
@@ -136,16 +148,20 @@ class Processes:
         )  # fmt: skip
 
     def end_all(self) -> None:
-        """Terminate every process still running, kill it if it lingers, and reap it."""
+        """Kill every process still running, reap it, and close its pipes.
+
+        SIGKILL rather than SIGTERM: uvicorn's graceful shutdown would wait for the request
+        that the dead-peer test leaves hanging on purpose.
+        """
         for process in self.started:
             if process.poll() is None:
-                process.terminate()
-        for process in self.started:
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
                 process.kill()
-                process.wait(timeout=5)
+        for process in self.started:
+            process.wait(timeout=COMMAND_TIMEOUT)
+        # A reader ends at end of file, which the kill brought; only then may its pipe close.
+        for reader in self.readers:
+            reader.join(timeout=COMMAND_TIMEOUT)
+        for process in self.started:
             for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     stream.close()
