@@ -1,0 +1,226 @@
+"""FastAPI's `jsonable_encoder` rules, for values returned without a declared type.
+
+FastAPI's untyped path is `jsonable_encoder(value)` followed by `json.dumps`. The fast path hands
+the value to orjson and lets orjson call `jsonable_leaf` only for what it does not encode
+natively; the exact path, `to_jsonable`, walks the value in Python like `jsonable_encoder` does and
+is used for the rare cases orjson refuses (integers beyond 64 bits) and for the `exclude_*`,
+`include` and `exclude` options. Both apply the same per-type rules, written once below.
+Reference: https://github.com/fastapi/fastapi/blob/master/fastapi/encoders.py
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import importlib
+from collections import deque
+from collections.abc import Callable, Set
+from decimal import Decimal
+from enum import Enum
+from ipaddress import (
+    IPv4Address,
+    IPv4Interface,
+    IPv4Network,
+    IPv6Address,
+    IPv6Interface,
+    IPv6Network,
+)
+from pathlib import PurePath
+from re import Pattern
+from types import GeneratorType
+from typing import Any
+from uuid import UUID
+
+import orjson
+from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
+from pydantic_core import PydanticUndefinedType, Url
+
+from orjson_dispatch._models import model_json
+
+__all__ = ["ExcludeOptions", "jsonable_leaf", "to_jsonable", "untyped_default"]
+
+# orjson encodes int64 and uint64; a larger integer is sent exactly, as its digits.
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64 - 1
+
+
+def _decimal(value: Decimal) -> int | float:
+    # FastAPI: an integral Decimal becomes an int, any other a float.
+    exponent = value.as_tuple().exponent
+    if isinstance(exponent, int) and exponent >= 0:
+        return int(value)
+    return float(value)
+
+
+def _isoformat(value: datetime.date | datetime.time) -> str:
+    return value.isoformat()
+
+
+# Leaf types by exact class, then by isinstance in this order; mirrors FastAPI's ENCODERS_BY_TYPE.
+_LEAF_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {
+    bytes: bytes.decode,
+    datetime.datetime: _isoformat,
+    datetime.date: _isoformat,
+    datetime.time: _isoformat,
+    datetime.timedelta: datetime.timedelta.total_seconds,
+    Decimal: _decimal,
+    IPv4Address: str,
+    IPv4Interface: str,
+    IPv4Network: str,
+    IPv6Address: str,
+    IPv6Interface: str,
+    IPv6Network: str,
+    NameEmail: str,
+    Pattern: lambda pattern: pattern.pattern,
+    SecretBytes: str,
+    SecretStr: str,
+    UUID: str,
+    Url: str,
+    AnyUrl: str,
+}
+_LEAF_CLASSES = tuple(_LEAF_ENCODERS)
+
+
+def _color_classes() -> tuple[type[Any], ...]:
+    # FastAPI encodes both colour types with str(); neither is a dependency of ours.
+    try:
+        module = importlib.import_module("pydantic_extra_types.color")
+    except ImportError:
+        return ()
+    return (module.Color,)
+
+
+_STR_CLASSES = _color_classes()
+
+
+@functools.cache
+def untyped_default(by_alias: bool) -> Callable[[Any], Any]:
+    """Return the orjson `default` callback for values returned without a declared type.
+
+    orjson calls it only for what it does not encode natively. A model becomes a fragment of its
+    own JSON (`model.model_dump_json(by_alias=...)`, as `jsonable_encoder` calls `model_dump`);
+    anything else follows `jsonable_leaf`.
+    """
+
+    def default(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return orjson.Fragment(model_json(value, by_alias=by_alias))
+        return jsonable_leaf(value)
+
+    return default
+
+
+def jsonable_leaf(value: Any) -> Any:
+    """Convert one value that is not a model, as `jsonable_encoder` would, one level deep.
+
+    Containers are returned as containers (a set becomes a list, a dataclass a dict) whose items
+    are left for the caller to encode.
+
+    Raises:
+        TypeError: FastAPI cannot encode `value` either.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, PydanticUndefinedType):
+        return None
+    for native in (str, int, float):  # subclasses orjson does not take natively
+        if isinstance(value, native):
+            return native(value)
+    if isinstance(value, (tuple, Set, GeneratorType, deque)):
+        return list(value)
+    encoder = _LEAF_ENCODERS.get(type(value))
+    if encoder is not None:
+        return encoder(value)
+    for cls in _LEAF_CLASSES:
+        if isinstance(value, cls):
+            return _LEAF_ENCODERS[cls](value)
+    if _STR_CLASSES and isinstance(value, _STR_CLASSES):
+        return str(value)
+    return _mapping_or_attributes(value)
+
+
+def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
+    # Last resort of jsonable_encoder: dict(value), then vars(value).
+    try:
+        return dict(value)
+    except Exception:
+        pass
+    try:
+        attributes = vars(value)
+    except TypeError:
+        msg = f"Type is not JSON serializable: {type(value).__module__}.{type(value).__qualname__}"
+        raise TypeError(msg) from None
+    # jsonable_encoder(sqlalchemy_safe=True) hides SQLAlchemy's instance state.
+    return {key: item for key, item in attributes.items() if not str(key).startswith("_sa")}
+
+
+@dataclasses.dataclass(frozen=True)
+class ExcludeOptions:
+    """The `jsonable_encoder` keyword options that select what is encoded."""
+
+    by_alias: bool = True
+    exclude_unset: bool = False
+    exclude_defaults: bool = False
+    exclude_none: bool = False
+    include: Any = None
+    exclude: Any = None
+
+
+def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
+    """Convert `value` the way `jsonable_encoder(value, **options)` does, for orjson to encode.
+
+    Integers beyond the 64-bit range become `orjson.Fragment` objects holding their digits, and
+    models become fragments of pydantic's own JSON, so the result encodes exactly.
+    """
+    include, exclude = options.include, options.exclude
+    if include is not None and not isinstance(include, (set, dict)):
+        include = set(include)
+    if exclude is not None and not isinstance(exclude, (set, dict)):
+        exclude = set(exclude)
+    if isinstance(value, BaseModel):
+        return orjson.Fragment(
+            model_json(
+                value,
+                by_alias=options.by_alias,
+                include=include,
+                exclude=exclude,
+                exclude_unset=options.exclude_unset,
+                exclude_defaults=options.exclude_defaults,
+                exclude_none=options.exclude_none,
+            )
+        )
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_jsonable(dataclasses.asdict(value), options)
+    if isinstance(value, (str, float, bool)) or value is None:
+        return value
+    if isinstance(value, int) and not isinstance(value, Enum):
+        return value if _INT_MIN <= value <= _INT_MAX else orjson.Fragment(str(value).encode())
+    if isinstance(value, dict):
+        inner = dataclasses.replace(options, include=None, exclude=None)
+        keys = set(value)
+        if include is not None:
+            keys &= set(include)
+        if exclude is not None:
+            keys -= set(exclude)
+        return {
+            to_jsonable(key, inner): to_jsonable(item, inner)
+            for key, item in value.items()
+            if key in keys and not (options.exclude_none and item is None)
+        }
+    if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
+        return [to_jsonable(item, options) for item in value]
+    try:
+        converted = jsonable_leaf(value)
+    except TypeError:
+        # What orjson encodes natively and FastAPI cannot (numpy) is encoded as the fast path does.
+        try:
+            return orjson.Fragment(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY))
+        except TypeError:
+            pass
+        raise
+    return to_jsonable(converted, options)

@@ -1,0 +1,371 @@
+"""Pydantic models serialized by orjson, exactly as pydantic's own JSON serializer would.
+
+pydantic serializes a model by walking its core schema in Rust; orjson is faster still when the
+model's fields hold plain JSON data, because it can read the instance's `__dict__` directly. This
+module decides, once per model class, whether that shortcut is exact, and keeps a `ModelPlan` for
+the classes where it is. A class qualifies only when its serialized form is provably the same as
+the dict of its field values (renamed to their aliases, without excluded fields, plus computed
+and extra fields): no field or model serializers, no non-default `ser_json_*` configuration, and
+field types whose declared serializer matches pydantic's type inference for the value held.
+
+Where a field may hold a nested model, pydantic serializes it with the declared class's schema
+(a subclass instance loses its extra fields). The plan therefore checks at run time that each
+such value is exactly of a declared class; any other instance takes pydantic's own path
+(`__pydantic_serializer__.to_json`), so the shortcut can only ever be taken when it is exact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import types
+import typing
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Literal, Union
+from uuid import UUID
+
+import annotated_types
+import orjson
+import pydantic
+import pydantic.functional_validators as validators
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined, to_jsonable_python
+
+from orjson_dispatch._options import MODEL_OPTION
+
+__all__ = ["Check", "ModelPlan", "analyse", "model_default", "model_json", "model_plan"]
+
+Check = Callable[[Any], bool]
+"""Tells whether a value at a declared position is serialized exactly by the fast path."""
+
+
+class NotPlainError(Exception):
+    """Internal: the annotation's serialization is not provably what orjson produces."""
+
+
+# Leaf types whose declared pydantic serializer gives what pydantic's inference gives for the
+# same value, so that `to_jsonable_python` (our callback for non-native values) is exact.
+_LEAVES: frozenset[Any] = frozenset(
+    {
+        str,
+        int,
+        float,
+        bool,
+        type(None),
+        None,
+        Any,
+        datetime.datetime,
+        datetime.date,
+        datetime.time,
+        datetime.timedelta,
+        UUID,
+        Decimal,
+    }
+)
+# Annotated metadata that only constrains validation, never serialization.
+_VALIDATION_ONLY_METADATA: tuple[type[Any], ...] = (
+    annotated_types.BaseMetadata,
+    annotated_types.GroupedMetadata,
+    pydantic.Strict,
+    pydantic.StringConstraints,
+    pydantic.Discriminator,
+    pydantic.Tag,
+    validators.AfterValidator,
+    validators.BeforeValidator,
+    validators.PlainValidator,
+    validators.WrapValidator,
+)
+# Config entries that change the JSON of a model, with the value that does not.
+_NEUTRAL_CONFIG: Mapping[str, Any] = {
+    "ser_json_timedelta": "iso8601",
+    "ser_json_temporal": "iso8601",
+    "ser_json_bytes": "utf8",
+    "ser_json_inf_nan": "null",
+    "json_encoders": None,
+}
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModelPlan:
+    """How to hand one exact instance of a plain model class to orjson.
+
+    Attributes:
+        names: The keys of the instance's `__dict__`: every field.
+        output: (field name, JSON key) of every field that is serialized.
+        identity: `output` maps every field to its own name and no computed field exists, so
+            the instance's `__dict__` itself is what orjson must encode.
+        checks: (field name, check) for the fields that may hold nested models.
+        computed: (property name, JSON key, check) of the computed fields.
+        extra: The model allows extra fields, serialized after the declared ones.
+    """
+
+    names: frozenset[str]
+    output: tuple[tuple[str, str], ...]
+    identity: bool
+    checks: tuple[tuple[str, Check], ...]
+    computed: tuple[tuple[str, str, Check | None], ...]
+    extra: bool
+
+    def fields(self, model: BaseModel) -> dict[str, Any] | None:
+        """Return the dict orjson must encode for `model`, or None if the plan does not apply."""
+        values = model.__dict__
+        # A missing field (model_construct) or a foreign key (functools.cached_property stores
+        # its value in __dict__) means pydantic would not serialize __dict__ as it stands.
+        if values.keys() != self.names:
+            return None
+        for name, check in self.checks:
+            if not check(values[name]):
+                return None
+        extra = model.__pydantic_extra__ if self.extra else None
+        if self.identity and not extra:
+            return values
+        out = {key: values[name] for name, key in self.output}
+        for name, key, value_check in self.computed:
+            value = getattr(model, name)
+            if value_check is not None and not value_check(value):
+                return None
+            out[key] = value
+        if extra:
+            out.update(extra)
+        return out
+
+
+_plans: dict[tuple[type[BaseModel], bool], ModelPlan | None] = {}
+_in_progress: set[tuple[type[BaseModel], bool]] = set()
+
+
+def model_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan | None:
+    """Return the plan of `cls`, or None when pydantic must serialize its instances itself."""
+    key = (cls, by_alias)
+    try:
+        return _plans[key]
+    except KeyError:
+        pass
+    if key in _in_progress:
+        # A recursive model: its plan cannot rely on itself being plain.
+        raise NotPlainError
+    _in_progress.add(key)
+    try:
+        plan: ModelPlan | None = _build_plan(cls, by_alias)
+    except NotPlainError:
+        plan = None
+    finally:
+        _in_progress.discard(key)
+    _plans[key] = plan
+    return plan
+
+
+def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
+    if not cls.__pydantic_complete__ or getattr(cls, "__pydantic_root_model__", False):
+        raise NotPlainError
+    decorators = cls.__pydantic_decorators__
+    if decorators.field_serializers or decorators.model_serializers:
+        raise NotPlainError
+    config = cls.model_config
+    for name, neutral in _NEUTRAL_CONFIG.items():
+        if config.get(name, neutral) not in (neutral, {}):
+            raise NotPlainError
+    output: list[tuple[str, str]] = []
+    checks: list[tuple[str, Check]] = []
+    for name, field in cls.model_fields.items():
+        if getattr(field, "exclude_if", None) is not None:
+            raise NotPlainError
+        check = _analyse_field(field, by_alias)
+        if check is not None:
+            checks.append((name, check))
+        if not field.exclude:
+            output.append((name, _key(name, field.serialization_alias or field.alias, by_alias)))
+    computed: list[tuple[str, str, Check | None]] = []
+    for name, info in cls.__pydantic_computed_fields__.items():
+        return_type = info.return_type
+        check = None if return_type is PydanticUndefined else analyse(return_type, by_alias)
+        computed.append((name, _key(name, info.alias, by_alias), check))
+    return ModelPlan(
+        names=frozenset(cls.model_fields),
+        output=tuple(output),
+        identity=not computed
+        and len(output) == len(cls.model_fields)
+        and all(name == key for name, key in output),
+        checks=tuple(checks),
+        computed=tuple(computed),
+        extra=config.get("extra") == "allow",
+    )
+
+
+def _key(name: str, alias: str | None, by_alias: bool) -> str:
+    return alias if by_alias and alias else name
+
+
+def _analyse_field(field: FieldInfo, by_alias: bool) -> Check | None:
+    _check_metadata(field.metadata)
+    return analyse(field.annotation, by_alias)
+
+
+def _check_metadata(metadata: typing.Iterable[Any]) -> None:
+    for item in metadata:
+        if isinstance(item, FieldInfo):
+            # A Field() inside a type: only its constraints and discriminator can matter.
+            if item.exclude or item.serialization_alias:
+                raise NotPlainError
+            _check_metadata(item.metadata)
+        elif not isinstance(item, _VALIDATION_ONLY_METADATA):
+            raise NotPlainError
+
+
+def analyse(annotation: Any, by_alias: bool) -> Check | None:
+    """Decide whether values declared as `annotation` serialize exactly through orjson.
+
+    Returns:
+        None when any value held there serializes exactly (no nested model can be there), or a
+        check to run on the value held, which is True when it serializes exactly.
+
+    Raises:
+        NotPlainError: pydantic's serialization of `annotation` may differ from orjson's.
+    """
+    try:
+        if annotation in _LEAVES:
+            return None
+    except TypeError:  # an unhashable annotation is no leaf
+        pass
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        _check_metadata(annotation.__metadata__)
+        return analyse(args[0], by_alias)
+    if origin is Literal:
+        return None
+    if origin is Union or origin is types.UnionType:
+        return _analyse_union(args, by_alias)
+    if origin in _SEQUENCES:
+        return _analyse_sequence(origin, args, by_alias)
+    if origin is dict:
+        key_type, value_type = args or (Any, Any)
+        if key_type not in (str, Any) and not (
+            isinstance(key_type, type) and issubclass(key_type, str)
+        ):
+            raise NotPlainError
+        value_check = analyse(value_type, by_alias)
+        return None if value_check is None else functools.partial(_all_values, value_check)
+    if isinstance(annotation, type):
+        if issubclass(annotation, Enum) and not issubclass(annotation, _NON_JSON_ENUMS):
+            return None
+        if issubclass(annotation, BaseModel):
+            if model_plan(annotation, by_alias) is None:
+                raise NotPlainError
+            return functools.partial(_is_exactly, annotation)
+        if annotation in _SEQUENCES or annotation is dict:
+            return None  # bare list, dict...: items are inferred, as for Any
+    raise NotPlainError
+
+
+# Enums mixed with a type orjson and pydantic encode differently would need their own rules.
+_NON_JSON_ENUMS = (datetime.date, datetime.time, datetime.timedelta, Decimal, bytes)
+
+
+def _analyse_union(members: tuple[Any, ...], by_alias: bool) -> Check | None:
+    models: set[type[Any]] = set()
+    for member in members:
+        inner = member
+        while typing.get_origin(inner) is typing.Annotated:
+            _check_metadata(inner.__metadata__)
+            inner = typing.get_args(inner)[0]
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            if model_plan(inner, by_alias) is None:
+                raise NotPlainError
+            models.add(inner)
+        elif analyse(inner, by_alias) is not None:
+            # A container of models inside a union: pydantic's choice of member is not
+            # something a cheap check can predict.
+            raise NotPlainError
+    if not models:
+        return None
+    return functools.partial(_is_member, frozenset(models))
+
+
+def _analyse_sequence(origin: Any, args: tuple[Any, ...], by_alias: bool) -> Check | None:
+    if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+        checks = [analyse(arg, by_alias) for arg in args if arg is not Ellipsis]
+        if any(check is not None for check in checks):
+            raise NotPlainError  # positional tuples of models are rare; pydantic handles them
+        return None
+    item_check = analyse(args[0], by_alias) if args else None
+    return None if item_check is None else functools.partial(_all_items, item_check)
+
+
+def _is_exactly(cls: type[Any], value: Any) -> bool:
+    return type(value) is cls
+
+
+def _is_member(models: frozenset[type[Any]], value: Any) -> bool:
+    # pydantic picks the union member whose class is exactly the value's; a value that is no
+    # model at all is serialized by inference in both serializers.
+    return type(value) in models or not isinstance(value, BaseModel)
+
+
+def _all_items(check: Check, value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(map(check, value))
+
+
+def _all_values(check: Check, value: Any) -> bool:
+    return isinstance(value, dict) and all(map(check, value.values()))
+
+
+def model_json(
+    model: BaseModel,
+    *,
+    by_alias: bool,
+    include: Any = None,
+    exclude: Any = None,
+    exclude_unset: bool = False,
+    exclude_defaults: bool = False,
+    exclude_none: bool = False,
+) -> bytes:
+    """Serialize `model` as its own class: the JSON of `model.model_dump_json(...)`.
+
+    Uses the class's plan with orjson when it applies and no field selection is asked for;
+    otherwise, and whenever orjson refuses a value (an integer beyond 64 bits), pydantic's own
+    serializer.
+    """
+    if not (include or exclude or exclude_unset or exclude_defaults or exclude_none):
+        plan = model_plan(type(model), by_alias)
+        fields = plan.fields(model) if plan is not None else None
+        if fields is not None:
+            try:
+                return orjson.dumps(fields, default=model_default(by_alias), option=MODEL_OPTION)
+            except TypeError:
+                pass
+    return model.__pydantic_serializer__.to_json(
+        model,
+        by_alias=by_alias,
+        include=include,
+        exclude=exclude,
+        exclude_unset=exclude_unset,
+        exclude_defaults=exclude_defaults,
+        exclude_none=exclude_none,
+    )
+
+
+@functools.cache
+def model_default(by_alias: bool) -> Callable[[Any], Any]:
+    """Return the orjson `default` callback used inside models and typed responses.
+
+    It applies pydantic's rules: a nested model through its plan (or pydantic's serializer when
+    the plan does not apply), anything else through pydantic's type inference, which is what
+    pydantic does for a value of that type at a position declared as such or as `Any`.
+    """
+
+    def default(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            plan = model_plan(type(value), by_alias)
+            fields = plan.fields(value) if plan is not None else None
+            if fields is not None:
+                return fields
+            return orjson.Fragment(value.__pydantic_serializer__.to_json(value, by_alias=by_alias))
+        return to_jsonable_python(value, by_alias=by_alias)
+
+    return default
