@@ -20,6 +20,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 CLIENT_ADDRESS = "192.0.2.2"
 ROUTER_CLIENT_SIDE = "192.0.2.1"
@@ -121,13 +122,27 @@ def _make_router_stateful(router: str, established_timeout: int) -> str:
         raise NetnsUnavailableError(
             f"conntrack is unavailable: no {loose} in a namespace"
         ) from error
+    host_before = _host_conntrack_settings()
     _run([
         "ip", "netns", "exec", router, "sysctl", "-q", "-w",
         "net.ipv4.ip_forward=1",
         "net.netfilter.nf_conntrack_tcp_loose=0",
         f"net.netfilter.nf_conntrack_tcp_timeout_established={established_timeout}",
     ])  # fmt: skip
+    # These sysctls are per namespace on any kernel of the last decade; make sure this one is
+    # no exception, since the values set above would otherwise apply to the whole host.
+    if _host_conntrack_settings() != host_before:
+        raise RuntimeError(f"setting conntrack sysctls in {router} changed them on the host")
     return iptables
+
+
+def _host_conntrack_settings() -> list[str]:
+    """The host's values of the conntrack sysctls that the router sets (empty if absent)."""
+    values = []
+    for name in ("nf_conntrack_tcp_loose", "nf_conntrack_tcp_timeout_established"):
+        path = Path("/proc/sys/net/netfilter", name)
+        values.append(path.read_text() if path.exists() else "")
+    return values
 
 
 @contextlib.contextmanager
