@@ -14,7 +14,8 @@ Every event is one JSON object on its own line of standard output, flushed at on
 - ``{"event": "listening", "port": N}`` once the socket listens;
 - ``GET /reply-after/<seconds>``: sleeps, answers ``200 done``, then ``{"event": "responded"}``;
 - ``GET /await-disconnect``: reads the request (``{"event": "request"}``), then waits on
-  ``receive()`` and reports ``{"event": "disconnect"}`` when ``http.disconnect`` arrives.
+  ``receive()`` again and reports the message it gets, ``{"event": "http.disconnect"}`` when the
+  connection is lost.
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ import asyncio
 import json
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+import uvicorn_keepalive
 
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -57,18 +59,6 @@ async def app(scope: Message, receive: Receive, send: Send) -> None:
     report("responded")
 
 
-class _StandIn(HttpToolsProtocol):  # TEMPORARY until uvicorn_keepalive lands
-    idle = interval = count = 0
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        sock = transport.get_extra_info("socket")
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, self.idle)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, self.interval)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, self.count)
-        super().connection_made(transport)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line, listen, announce the port, and serve until terminated."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -76,11 +66,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("variant", choices=["stock", "keepalive"])
     parser.add_argument("timers", nargs="*", type=int, metavar="IDLE INTERVAL COUNT")
     arguments = parser.parse_args(argv)
-    http: Any = "httptools"
+    # "httptools" is what `uvicorn --http httptools` runs: the stock protocol.
+    http: type[asyncio.Protocol] | Literal["httptools"] = "httptools"
     if arguments.variant == "keepalive":
         idle, interval, count = arguments.timers
-        _StandIn.idle, _StandIn.interval, _StandIn.count = idle, interval, count
-        http = _StandIn
+        http = uvicorn_keepalive.protocol(idle=idle, interval=interval, count=count)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((arguments.host, 0))
