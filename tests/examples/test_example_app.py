@@ -1,0 +1,192 @@
+"""The example model server, served the way scripts/demo serves it, over real HTTP.
+
+A real uvicorn process (``--http uvicorn_keepalive:Protocol``, port 0) and a real
+client; the keepalive timer is read back from the kernel with ``ss``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import httpx
+import pytest
+
+from examples.model_server import Completion, Health, ModelList
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STARTUP_TIMEOUT = 30.0
+KEEPALIVE_IDLE = 45  # seconds; not the default 60, to show the environment is read
+
+
+def wait_for_line(stream: IO[str], pattern: str, seen: list[str]) -> re.Match[str]:
+    """Read ``stream`` until a line matches ``pattern``; fail at EOF or after the timeout."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if not line:
+            break
+        seen.append(line)
+        match = re.search(pattern, line)
+        if match:
+            return match
+    raise AssertionError(f"no line matching {pattern!r}:\n{''.join(seen)}")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """The example app under ``python -m uvicorn --http uvicorn_keepalive:Protocol``."""
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "uvicorn", "--app-dir", "examples"),
+            *("--http", "uvicorn_keepalive:Protocol", "--host", "127.0.0.1", "--port", "0"),
+            "model_server:app",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "UVICORN_KEEPALIVE_IDLE": str(KEEPALIVE_IDLE)},
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        match = wait_for_line(process.stderr, r"Uvicorn running on (http://\S+)", [])
+        yield match.group(1)
+    finally:
+        stop(process)
+
+
+@pytest.fixture
+def client(server: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server, timeout=30) as client:
+        yield client
+
+
+def test_health(client: httpx.Client) -> None:
+    response = client.get("/health")
+    assert response.status_code == 200
+    assert Health.model_validate_json(response.content) == Health(status="ok", model="toy-lm-1")
+
+
+def test_models(client: httpx.Client) -> None:
+    response = client.get("/v1/models")
+    assert response.status_code == 200
+    assert [card.id for card in ModelList.model_validate_json(response.content).data] == [
+        "toy-lm-1"
+    ]
+
+
+def test_completion_carries_token_ids_and_logprobs(client: httpx.Client) -> None:
+    body = {"prompt": "Hello", "max_tokens": 4096, "seed": 7}
+    response = client.post("/v1/completions", json=body)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["x-model"] == "toy-lm-1"  # set on the injected Response
+    completion = Completion.model_validate_json(response.content)
+    assert completion.object == "text_completion"
+    assert completion.prompt_token_ids == list(b"Hello")
+    (choice,) = completion.choices
+    assert len(choice.token_ids) == 4096
+    assert choice.logprobs is not None
+    assert len(choice.logprobs) == 4096
+    assert all(logprob <= 0 for logprob in choice.logprobs)
+    assert completion.usage.total_tokens == 5 + 4096
+    # Same seed, same tokens.
+    again = Completion.model_validate_json(client.post("/v1/completions", json=body).content)
+    assert again.choices[0].token_ids == choice.token_ids
+
+
+def test_completion_without_logprobs_sends_null(client: httpx.Client) -> None:
+    response = client.post("/v1/completions", json={"prompt": "x", "logprobs": False})
+    assert response.status_code == 200
+    assert response.json()["choices"][0]["logprobs"] is None
+
+
+def test_invalid_request_is_rejected_by_fastapi_validation(client: httpx.Client) -> None:
+    response = client.post("/v1/completions", json={"prompt": "x", "max_tokens": 0})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"] == ["body", "max_tokens"]
+
+
+def test_openapi_documents_the_endpoints_and_their_models(client: httpx.Client) -> None:
+    document = client.get("/openapi.json").json()
+    assert set(document["paths"]) == {"/health", "/v1/models", "/v1/completions"}
+    completions = document["paths"]["/v1/completions"]["post"]
+    assert completions["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Completion"
+    }
+    assert completions["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/CompletionRequest"
+    }
+
+
+@pytest.mark.skipif(
+    shutil.which("ss") is None, reason="needs ss (iproute2); scripts/system-packages"
+)
+def test_connections_carry_the_keepalive_timer(client: httpx.Client, server: str) -> None:
+    client.get("/health")  # the pooled connection stays open
+    port = server.rsplit(":", 1)[1]
+    listing = subprocess.run(
+        ["ss", "-tnoH", "state", "established", f"( sport = :{port} )"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    timers = re.findall(r"timer:\((\w+),([\d.]+)(?:min|sec|ms)?", listing)
+    assert timers, f"no server-side connection on port {port}:\n{listing}"
+    for kind, _ in timers:
+        assert kind == "keepalive"
+    assert re.search(r"timer:\(keepalive,(4[0-5]|3\d)", listing), listing
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_scripts_demo_serves_and_prints_a_working_curl_line() -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [str(ROOT / "scripts" / "demo")],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stdout is not None
+        seen: list[str] = []
+        curl = wait_for_line(process.stdout, r"^curl .*", seen).group(0)
+        assert f"http://127.0.0.1:{port}/openapi.json" in "".join(seen)
+        wait_for_line(process.stdout, r"Application startup complete", seen)
+        answer = subprocess.run(
+            shlex.split(curl), capture_output=True, text=True, timeout=30, check=True
+        )
+        completion = Completion.model_validate_json(answer.stdout)
+        assert len(completion.choices[0].token_ids) == 8
+    finally:
+        stop(process)

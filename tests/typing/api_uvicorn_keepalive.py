@@ -1,0 +1,67 @@
+# pyright: strict
+"""The public API of uvicorn_keepalive, used the way its users write it.
+
+Never run, only type-checked: ``mypy --strict`` and ``pyright`` (strict) must both
+accept every line, and every expected type is spelled out as an annotation, so a
+change that loosens or breaks a public signature fails scripts/test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from asyncio.trsock import TransportSocket
+from collections.abc import Callable
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol as UvicornH11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+import uvicorn_keepalive
+from uvicorn_keepalive import H11Protocol, KeepaliveSettings, Protocol, protocol, set_keepalive
+
+version: str = uvicorn_keepalive.__version__
+public: list[str] = uvicorn_keepalive.__all__
+
+# The two classes are uvicorn's own protocol classes, usable wherever those are.
+httptools_class: type[HttpToolsProtocol] = Protocol
+h11_class: type[UvicornH11Protocol] = H11Protocol
+
+# protocol() returns a class whose type follows `http`.
+default_factory: type[Protocol] = protocol()
+tuned_factory: type[Protocol] = protocol(idle=30, interval=5, count=4, user_timeout=70_000)
+positional_factory: type[Protocol] = protocol(30, 5, 4)
+h11_factory: type[H11Protocol] = protocol(idle=30, http="h11")
+httptools_factory: type[Protocol] = protocol(http="httptools")
+factory: Callable[..., type[Protocol]] = protocol
+
+
+async def app(scope: object, receive: object, send: object) -> None: ...
+
+
+def serve() -> None:
+    uvicorn.run(app, http=Protocol)
+    uvicorn.run(app, http=protocol(idle=30), workers=2)
+    uvicorn.run("main:app", http="uvicorn_keepalive:Protocol")
+    config: uvicorn.Config = uvicorn.Config(app, http=protocol(count=5, http="h11"))
+    uvicorn.Server(config).run()
+
+
+def client_socket() -> dict[str, int]:
+    sock = socket.create_connection(("127.0.0.1", 8000))
+    applied: dict[str, int] = set_keepalive(sock, 30, 5, 4, user_timeout=None)
+    return applied
+
+
+def transport_socket(transport: asyncio.Transport) -> dict[str, int]:
+    sock: TransportSocket = transport.get_extra_info("socket")
+    return set_keepalive(sock, idle=30)
+
+
+settings: KeepaliveSettings = KeepaliveSettings(idle=30, interval=5, count=4, user_timeout=None)
+idle: int = settings.idle
+interval: int = settings.interval
+count: int = settings.count
+user_timeout: int | None = settings.user_timeout
+detection_time: int = settings.detection_time
+from_environment: KeepaliveSettings = KeepaliveSettings.from_environment({"X": "1"}, idle=30)
