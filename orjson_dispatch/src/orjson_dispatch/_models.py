@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import threading
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -137,6 +138,9 @@ class ModelPlan:
 
 _plans: dict[tuple[type[BaseModel], bool], ModelPlan | None] = {}
 _in_progress: set[tuple[type[BaseModel], bool]] = set()
+# Sync endpoints run in threads: one analysis at a time, so that a class another thread is
+# analysing is never mistaken for a recursive one. Reentrant for nested models.
+_analysis_lock = threading.RLock()
 
 
 def model_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan | None:
@@ -146,18 +150,21 @@ def model_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan | None:
         return _plans[key]
     except KeyError:
         pass
-    if key in _in_progress:
-        # A recursive model: its plan cannot rely on itself being plain.
-        raise NotPlainError
-    _in_progress.add(key)
-    try:
-        plan: ModelPlan | None = _build_plan(cls, by_alias)
-    except NotPlainError:
-        plan = None
-    finally:
-        _in_progress.discard(key)
-    _plans[key] = plan
-    return plan
+    with _analysis_lock:
+        if key in _plans:
+            return _plans[key]
+        if key in _in_progress:
+            # A recursive model: its plan cannot rely on itself being plain.
+            raise NotPlainError
+        _in_progress.add(key)
+        try:
+            plan: ModelPlan | None = _build_plan(cls, by_alias)
+        except NotPlainError:
+            plan = None
+        finally:
+            _in_progress.discard(key)
+        _plans[key] = plan
+        return plan
 
 
 def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
