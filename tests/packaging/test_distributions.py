@@ -160,6 +160,7 @@ def test_twine_check_passes(release: Release) -> None:
 PROBE = """
 import importlib, importlib.metadata, json, sys
 package = importlib.import_module(sys.argv[1])
+public = {name: getattr(package, name) for name in package.__all__}  # imports lazy names too
 print(json.dumps({
     "version": package.__version__,
     "metadata_version": importlib.metadata.version(sys.argv[1].replace("_", "-")),
