@@ -3,11 +3,16 @@
 Usage::
 
     python netns_server.py HOST stock
-    python netns_server.py HOST keepalive IDLE INTERVAL COUNT
+    python netns_server.py HOST protocol IDLE INTERVAL COUNT
+    python netns_server.py HOST environment
 
 Binds HOST on an ephemeral port and listens before anything else, so that a client may connect
-as soon as the port is announced; then serves the app below with stock uvicorn (httptools) or
-with ``uvicorn_keepalive.protocol(idle=IDLE, interval=INTERVAL, count=COUNT)``.
+as soon as the port is announced; then serves the app below with
+
+- ``stock``: uvicorn's own httptools protocol (``--http httptools``);
+- ``protocol``: ``uvicorn_keepalive.protocol(idle=IDLE, interval=INTERVAL, count=COUNT)``;
+- ``environment``: ``uvicorn_keepalive:Protocol``, named as on the command line
+  (``--http uvicorn_keepalive:Protocol``), its timers read from ``UVICORN_KEEPALIVE_*``.
 
 Every event is one JSON object on its own line of standard output, flushed at once:
 
@@ -25,7 +30,7 @@ import asyncio
 import json
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
 import uvicorn
 
@@ -63,14 +68,15 @@ def main(argv: list[str] | None = None) -> None:
     """Parse the command line, listen, announce the port, and serve until terminated."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("host")
-    parser.add_argument("variant", choices=["stock", "keepalive"])
+    parser.add_argument("variant", choices=["stock", "protocol", "environment"])
     parser.add_argument("timers", nargs="*", type=int, metavar="IDLE INTERVAL COUNT")
     arguments = parser.parse_args(argv)
-    # "httptools" is what `uvicorn --http httptools` runs: the stock protocol.
-    http: type[asyncio.Protocol] | Literal["httptools"] = "httptools"
-    if arguments.variant == "keepalive":
+    http: type[asyncio.Protocol] | str = "httptools"
+    if arguments.variant == "protocol":
         idle, interval, count = arguments.timers
         http = uvicorn_keepalive.protocol(idle=idle, interval=interval, count=count)
+    elif arguments.variant == "environment":
+        http = "uvicorn_keepalive:Protocol"
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((arguments.host, 0))

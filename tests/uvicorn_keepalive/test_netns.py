@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -43,6 +44,14 @@ CLIENT_MAX_TIME = REPLY_AFTER + 4.0
 # idle + interval x count seconds of silence (tcp(7): tcp_keepalive_*).
 IDLE, INTERVAL, COUNT = 1, 1, 3
 DEAD_PEER_DEADLINE = IDLE + INTERVAL * COUNT + 2.0
+# The same timers for `--http uvicorn_keepalive:Protocol`, the command-line way.
+KEEPALIVE_ENVIRONMENT = {
+    "UVICORN_KEEPALIVE_IDLE": str(IDLE),
+    "UVICORN_KEEPALIVE_INTERVAL": str(INTERVAL),
+    "UVICORN_KEEPALIVE_COUNT": str(COUNT),
+}
+# Both ways to configure uvicorn_keepalive.Protocol; each must show the fix.
+KEEPALIVE_VARIANTS = ("protocol", "environment")
 
 SERVER_SCRIPT = Path(__file__).with_name("netns_server.py")
 SERVER_START_TIMEOUT = 15.0
@@ -89,6 +98,7 @@ class Server:
 
     def diagnostics(self) -> str:
         """What the server reported and logged, for assertion messages."""
+        self.wait_for("", time.monotonic())  # take in every event that has arrived
         return f"events {[e for _, e in self.seen]}, stderr {self.stderr_path.read_text()!r}"
 
 
@@ -101,42 +111,59 @@ class Processes:
         self.started: list[subprocess.Popen[str]] = []
         self.readers: list[threading.Thread] = []
 
-    def start(self, namespace: str, *argv: str, stderr: IO[str] | int) -> subprocess.Popen[str]:
-        """Start ``argv`` in ``namespace`` with a piped standard output."""
+    def start(
+        self,
+        namespace: str,
+        *argv: str,
+        stderr: IO[str] | int,
+        env: Mapping[str, str] | None = None,
+    ) -> subprocess.Popen[str]:
+        """Start ``argv`` in ``namespace`` with a piped standard output.
+
+        ``env``, when given, is added to this process's environment.
+        """
         process = subprocess.Popen(
             ["ip", "netns", "exec", namespace, *argv],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
+            env=None if env is None else {**os.environ, **env},
         )
         self.started.append(process)
         return process
 
-    def server(self, variant: str) -> tuple[Server, str]:
-        """Start the server script in the server namespace; return it and its base URL.
+    def servers(self, *variants: str) -> dict[str, tuple[Server, str]]:
+        """Start the server script in the server namespace once per variant, all at once.
 
         Args:
-            variant: ``"stock"`` (uvicorn's httptools protocol) or ``"keepalive"``
-                (``uvicorn_keepalive.protocol(IDLE, INTERVAL, COUNT)``).
+            variants: any of ``"stock"`` (uvicorn's httptools protocol), ``"protocol"``
+                (``uvicorn_keepalive.protocol(IDLE, INTERVAL, COUNT)``) and ``"environment"``
+                (``uvicorn_keepalive:Protocol`` with ``UVICORN_KEEPALIVE_*`` set to the same).
+
+        Returns:
+            Each variant's server and base URL, once every one of them listens.
         """
-        timers = [str(IDLE), str(INTERVAL), str(COUNT)] if variant == "keepalive" else []
-        stderr_path = self.log_dir / f"server-{variant}.stderr"
-        with stderr_path.open("w") as stderr:
-            process = self.start(
-                self.lab.server,
-                sys.executable,
-                str(SERVER_SCRIPT),
-                SERVER_ADDRESS,
-                variant,
-                *timers,
-                stderr=stderr,
-            )
-        server = Server(process, stderr_path)
-        self.readers.append(server.reader)
-        listening = server.wait_for("listening", time.monotonic() + SERVER_START_TIMEOUT)
-        assert listening is not None, f"{variant} server did not start: {server.diagnostics()}"
-        return server, f"http://{SERVER_ADDRESS}:{listening[1]['port']}"
+        started = {}
+        for variant in variants:
+            timers = [str(IDLE), str(INTERVAL), str(COUNT)] if variant == "protocol" else []
+            stderr_path = self.log_dir / f"server-{variant}.stderr"
+            with stderr_path.open("w") as stderr:
+                process = self.start(
+                    self.lab.server,
+                    sys.executable, str(SERVER_SCRIPT), SERVER_ADDRESS, variant, *timers,
+                    stderr=stderr,
+                    env=KEEPALIVE_ENVIRONMENT if variant == "environment" else None,
+                )  # fmt: skip
+            started[variant] = server = Server(process, stderr_path)
+            self.readers.append(server.reader)
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        urls = {}
+        for variant, server in started.items():
+            listening = server.wait_for("listening", deadline)
+            assert listening is not None, f"{variant} server did not start: {server.diagnostics()}"
+            urls[variant] = server, f"http://{SERVER_ADDRESS}:{listening[1]['port']}"
+        return urls
 
     def curl(self, url: str, max_time: float) -> subprocess.Popen[str]:
         """Start curl in the client namespace, without TCP keepalive of its own."""
@@ -194,30 +221,36 @@ def test_late_reply_is_lost_with_stock_uvicorn_and_delivered_with_keepalive(
     Keepalive probes every second keep the router's conntrack entry alive, so the same late
     reply reaches the client.
     """
-    stock, stock_url = processes.server("stock")
-    keepalive, keepalive_url = processes.server("keepalive")
+    servers = processes.servers("stock", *KEEPALIVE_VARIANTS)
     started = time.monotonic()
-    stock_client = processes.curl(f"{stock_url}/reply-after/{REPLY_AFTER}", CLIENT_MAX_TIME)
-    keepalive_client = processes.curl(f"{keepalive_url}/reply-after/{REPLY_AFTER}", CLIENT_MAX_TIME)
-
-    keepalive_body, keepalive_error = keepalive_client.communicate(timeout=CLIENT_MAX_TIME + 5)
-    keepalive_elapsed = time.monotonic() - started
-    stock_body, stock_error = stock_client.communicate(timeout=CLIENT_MAX_TIME + 5)
-    stock_elapsed = time.monotonic() - started
+    clients = {
+        variant: processes.curl(f"{url}/reply-after/{REPLY_AFTER}", CLIENT_MAX_TIME)
+        for variant, (_, url) in servers.items()
+    }
+    outcomes = {}  # variant: (curl exit status, body, error, seconds until curl ended)
+    # The keepalive clients first: they end first, and their time is measured as they do.
+    for variant in (*KEEPALIVE_VARIANTS, "stock"):
+        client = clients[variant]
+        body, error = client.communicate(timeout=CLIENT_MAX_TIME + 5)
+        outcomes[variant] = (client.returncode, body, error, time.monotonic() - started)
     print(  # shown with pytest -s: the figures of the run
-        f"keepalive: reply after {keepalive_elapsed:.1f} s; "
-        f"stock: curl gave up after {stock_elapsed:.1f} s (exit {stock_client.returncode})"
+        "; ".join(
+            f"{variant}: curl exit {status} after {seconds:.1f} s"
+            for variant, (status, _, _, seconds) in outcomes.items()
+        )
     )
 
-    assert (keepalive_client.returncode, keepalive_body) == (0, "done"), (
-        f"keepalive reply lost: curl {keepalive_error!r}; server {keepalive.diagnostics()}"
-    )
-    assert keepalive_elapsed >= REPLY_AFTER
+    for variant in KEEPALIVE_VARIANTS:
+        status, body, error, seconds = outcomes[variant]
+        assert (status, body) == (0, "done"), (
+            f"{variant}: reply lost: curl {error!r}; server {servers[variant][0].diagnostics()}"
+        )
+        assert seconds >= REPLY_AFTER
     # The stock server did send its reply, and the router dropped it: curl timed out (exit 28).
+    stock = servers["stock"][0]
     assert stock.wait_for("responded", time.monotonic()) is not None, stock.diagnostics()
-    assert (stock_client.returncode, stock_body) == (28, ""), (
-        f"stock reply was not lost: curl exit {stock_client.returncode}, {stock_error!r}"
-    )
+    status, body, error, _ = outcomes["stock"]
+    assert (status, body) == (28, ""), f"stock reply was not lost: curl exit {status}, {error!r}"
 
 
 def test_dead_peer_is_reported_as_http_disconnect_only_with_keepalive(
@@ -230,28 +263,36 @@ def test_dead_peer_is_reported_as_http_disconnect_only_with_keepalive(
     ETIMEDOUT after idle + interval x count seconds, and uvicorn hands the app
     ``http.disconnect``. Stock uvicorn waits on a silent connection and reports nothing.
     """
-    stock, stock_url = processes.server("stock")
-    keepalive, keepalive_url = processes.server("keepalive")
-    for url in (stock_url, keepalive_url):
+    servers = processes.servers("stock", *KEEPALIVE_VARIANTS)
+    for _, url in servers.values():
         processes.curl(f"{url}/await-disconnect", max_time=60)
     request_deadline = time.monotonic() + 10
-    for server in (stock, keepalive):
+    for server, _ in servers.values():
         assert server.wait_for("request", request_deadline) is not None, server.diagnostics()
 
     lab.drop_all_traffic(lab.client)
     vanished = time.monotonic()
     deadline = vanished + DEAD_PEER_DEADLINE
 
-    keepalive_disconnect = keepalive.wait_for("http.disconnect", deadline)
-    stock_disconnect = stock.wait_for("http.disconnect", deadline)
+    disconnects = {
+        variant: server.wait_for("http.disconnect", deadline)
+        for variant, (server, _) in servers.items()
+    }
     waited = time.monotonic() - vanished
-    seen_after = None if keepalive_disconnect is None else keepalive_disconnect[0] - vanished
     print(  # shown with pytest -s: the figures of the run
-        f"keepalive: http.disconnect {seen_after} s after the client vanished; "
-        f"stock: {'none' if stock_disconnect is None else 'one'} within {waited:.1f} s"
+        "; ".join(
+            f"{variant}: http.disconnect "
+            + ("none" if seen is None else f"{seen[0] - vanished:.2f} s after the client vanished")
+            for variant, seen in disconnects.items()
+        )
+        + f" (waited {waited:.1f} s)"
     )
 
-    assert keepalive_disconnect is not None, (
-        f"no http.disconnect within {DEAD_PEER_DEADLINE} s: {keepalive.diagnostics()}"
+    for variant in KEEPALIVE_VARIANTS:
+        assert disconnects[variant] is not None, (
+            f"{variant}: no http.disconnect within {DEAD_PEER_DEADLINE} s: "
+            f"{servers[variant][0].diagnostics()}"
+        )
+    assert disconnects["stock"] is None, (
+        f"stock uvicorn saw the dead peer: {servers['stock'][0].diagnostics()}"
     )
-    assert stock_disconnect is None, f"stock uvicorn saw the dead peer: {stock.diagnostics()}"
