@@ -2,9 +2,9 @@
 
 Usage::
 
-    python netns_server.py HOST stock
-    python netns_server.py HOST protocol IDLE INTERVAL COUNT
-    python netns_server.py HOST environment
+    python netns_server.py [--loop LOOP] HOST stock
+    python netns_server.py [--loop LOOP] HOST protocol IDLE INTERVAL COUNT
+    python netns_server.py [--loop LOOP] HOST environment
 
 Binds HOST on an ephemeral port and listens before anything else, so that a client may connect
 as soon as the port is announced; then serves the app below with
@@ -12,7 +12,9 @@ as soon as the port is announced; then serves the app below with
 - ``stock``: uvicorn's own httptools protocol (``--http httptools``);
 - ``protocol``: ``uvicorn_keepalive.protocol(idle=IDLE, interval=INTERVAL, count=COUNT)``;
 - ``environment``: ``uvicorn_keepalive:Protocol``, named as on the command line
-  (``--http uvicorn_keepalive:Protocol``), its timers read from ``UVICORN_KEEPALIVE_*``.
+  (``--http uvicorn_keepalive:Protocol``), its timers read from ``UVICORN_KEEPALIVE_*``;
+
+on uvicorn's event loop LOOP (``auto``, ``asyncio`` or ``uvloop``; default ``auto``).
 
 Every event is one JSON object on its own line of standard output, flushed at once:
 
@@ -67,6 +69,7 @@ async def app(scope: Message, receive: Receive, send: Send) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Parse the command line, listen, announce the port, and serve until terminated."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loop", choices=["auto", "asyncio", "uvloop"], default="auto")
     parser.add_argument("host")
     parser.add_argument("variant", choices=["stock", "protocol", "environment"])
     parser.add_argument("timers", nargs="*", type=int, metavar="IDLE INTERVAL COUNT")
@@ -82,7 +85,9 @@ def main(argv: list[str] | None = None) -> None:
     listener.bind((arguments.host, 0))
     listener.listen()
     report("listening", port=listener.getsockname()[1])
-    config = uvicorn.Config(app, http=http, log_level="warning", lifespan="off")
+    config = uvicorn.Config(
+        app, http=http, loop=arguments.loop, log_level="warning", lifespan="off"
+    )
     uvicorn.Server(config).run(sockets=[listener])
 
 

@@ -50,8 +50,18 @@ KEEPALIVE_ENVIRONMENT = {
     "UVICORN_KEEPALIVE_INTERVAL": str(INTERVAL),
     "UVICORN_KEEPALIVE_COUNT": str(COUNT),
 }
-# Both ways to configure uvicorn_keepalive.Protocol; each must show the fix.
-KEEPALIVE_VARIANTS = ("protocol", "environment")
+# The servers each test runs side by side: name -> netns_server.py arguments after the host.
+# Stock uvicorn, and uvicorn_keepalive.Protocol configured both ways (in Python and, as the
+# command line does, from the environment), on both event loops that uvicorn runs: each
+# keepalive server must show the fix, since a probe timeout reaches the app through the loop's
+# transport (ETIMEDOUT -> connection_lost).
+SERVER_ARGUMENTS = {
+    "stock": ["stock"],
+    "protocol on uvloop": ["--loop", "uvloop", "protocol", str(IDLE), str(INTERVAL), str(COUNT)],
+    "protocol on asyncio": ["--loop", "asyncio", "protocol", str(IDLE), str(INTERVAL), str(COUNT)],
+    "environment": ["environment"],
+}
+KEEPALIVE_VARIANTS = tuple(name for name in SERVER_ARGUMENTS if name != "stock")
 
 SERVER_SCRIPT = Path(__file__).with_name("netns_server.py")
 SERVER_START_TIMEOUT = 15.0
@@ -133,36 +143,30 @@ class Processes:
         self.started.append(process)
         return process
 
-    def servers(self, *variants: str) -> dict[str, tuple[Server, str]]:
-        """Start the server script in the server namespace once per variant, all at once.
-
-        Args:
-            variants: any of ``"stock"`` (uvicorn's httptools protocol), ``"protocol"``
-                (``uvicorn_keepalive.protocol(IDLE, INTERVAL, COUNT)``) and ``"environment"``
-                (``uvicorn_keepalive:Protocol`` with ``UVICORN_KEEPALIVE_*`` set to the same).
+    def servers(self) -> dict[str, tuple[Server, str]]:
+        """Start every server of SERVER_ARGUMENTS in the server namespace, all at once.
 
         Returns:
-            Each variant's server and base URL, once every one of them listens.
+            Each server and its base URL by name, once every one of them listens.
         """
         started = {}
-        for variant in variants:
-            timers = [str(IDLE), str(INTERVAL), str(COUNT)] if variant == "protocol" else []
-            stderr_path = self.log_dir / f"server-{variant}.stderr"
+        for name, arguments in SERVER_ARGUMENTS.items():
+            stderr_path = self.log_dir / f"server-{name.replace(' ', '-')}.stderr"
             with stderr_path.open("w") as stderr:
                 process = self.start(
                     self.lab.server,
-                    sys.executable, str(SERVER_SCRIPT), SERVER_ADDRESS, variant, *timers,
+                    sys.executable, str(SERVER_SCRIPT), SERVER_ADDRESS, *arguments,
                     stderr=stderr,
-                    env=KEEPALIVE_ENVIRONMENT if variant == "environment" else None,
+                    env=KEEPALIVE_ENVIRONMENT if "environment" in arguments else None,
                 )  # fmt: skip
-            started[variant] = server = Server(process, stderr_path)
+            started[name] = server = Server(process, stderr_path)
             self.readers.append(server.reader)
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         urls = {}
-        for variant, server in started.items():
+        for name, server in started.items():
             listening = server.wait_for("listening", deadline)
-            assert listening is not None, f"{variant} server did not start: {server.diagnostics()}"
-            urls[variant] = server, f"http://{SERVER_ADDRESS}:{listening[1]['port']}"
+            assert listening is not None, f"{name} server did not start: {server.diagnostics()}"
+            urls[name] = server, f"http://{SERVER_ADDRESS}:{listening[1]['port']}"
         return urls
 
     def curl(self, url: str, max_time: float) -> subprocess.Popen[str]:
@@ -221,7 +225,7 @@ def test_late_reply_is_lost_with_stock_uvicorn_and_delivered_with_keepalive(
     Keepalive probes every second keep the router's conntrack entry alive, so the same late
     reply reaches the client.
     """
-    servers = processes.servers("stock", *KEEPALIVE_VARIANTS)
+    servers = processes.servers()
     started = time.monotonic()
     clients = {
         variant: processes.curl(f"{url}/reply-after/{REPLY_AFTER}", CLIENT_MAX_TIME)
@@ -263,7 +267,7 @@ def test_dead_peer_is_reported_as_http_disconnect_only_with_keepalive(
     ETIMEDOUT after idle + interval x count seconds, and uvicorn hands the app
     ``http.disconnect``. Stock uvicorn waits on a silent connection and reports nothing.
     """
-    servers = processes.servers("stock", *KEEPALIVE_VARIANTS)
+    servers = processes.servers()
     for _, url in servers.values():
         processes.curl(f"{url}/await-disconnect", max_time=60)
     request_deadline = time.monotonic() + 10
