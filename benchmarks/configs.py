@@ -5,7 +5,6 @@ endpoint under test, the uvicorn HTTP protocol class and the number of workers. 
 starts every configuration as its own uvicorn process.
 """
 
-import importlib
 from dataclasses import dataclass
 
 
@@ -21,8 +20,6 @@ class ServerConfig:
         health: A path that answers 200 once the application is up.
         http: The value of uvicorn's ``--http`` option.
         workers: The value of uvicorn's ``--workers`` option.
-        requires: ``module:attribute`` that must be importable, else the configuration is
-            skipped with that reason.
     """
 
     name: str
@@ -32,7 +29,6 @@ class ServerConfig:
     health: str = "/health"
     http: str = "httptools"
     workers: int = 1
-    requires: str | None = None
 
     def url_path(self, body: str) -> str:
         """Return the endpoint's path for the body called ``body``."""
@@ -40,11 +36,10 @@ class ServerConfig:
 
 
 _FASTAPI = "benchmarks.apps.fastapi_app:app"
-_DISPATCH = "orjson_dispatch:dispatch"
 
 
-def _fastapi(name: str, label: str, requires: str | None = None) -> ServerConfig:
-    return ServerConfig(name, label, _FASTAPI, f"/{name}/{{body}}", requires=requires)
+def _fastapi(name: str, label: str) -> ServerConfig:
+    return ServerConfig(name, label, _FASTAPI, f"/{name}/{{body}}")
 
 
 #: Every way of answering the same data, slowest expected first; all in the serialization suites.
@@ -59,8 +54,8 @@ SERIALIZATION_CONFIGS: tuple[ServerConfig, ...] = (
         "benchmarks.apps.litestar_app:app",
         "/litestar/{body}",
     ),
-    _fastapi("dispatch-model", "@dispatch returning the model (-> Model)", _DISPATCH),
-    _fastapi("dispatch-dict", "@dispatch returning the ready dict (untyped)", _DISPATCH),
+    _fastapi("dispatch-model", "@dispatch returning the model (-> Model)"),
+    _fastapi("dispatch-dict", "@dispatch returning the ready dict (untyped)"),
     _fastapi("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)"),
     _fastapi("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)"),
 )
@@ -81,7 +76,6 @@ KEEPALIVE_CONFIGS: tuple[ServerConfig, ...] = tuple(
         health="/",
         http=http,
         workers=workers,
-        requires=None if http == "httptools" else http,
     )
     for name, label, http, workers in (
         ("stock", "uvicorn HttpToolsProtocol, 1 worker", "httptools", 1),
@@ -93,21 +87,3 @@ KEEPALIVE_CONFIGS: tuple[ServerConfig, ...] = tuple(
 
 #: Each keepalive configuration is compared with the stock one with as many workers.
 KEEPALIVE_BASELINES: tuple[str, ...] = ("stock", "stock-w2")
-
-
-def missing_requirement(config: ServerConfig) -> str | None:
-    """Return why ``config`` cannot run here, or None when it can.
-
-    The requirement is imported in the harness process: a configuration whose code is not
-    written yet (or not installed) is skipped with a reason instead of failing the run.
-    """
-    if config.requires is None:
-        return None
-    module_name, _, attribute = config.requires.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        return f"{module_name} cannot be imported: {error}"
-    if not hasattr(module, attribute):
-        return f"{config.requires} does not exist yet"
-    return None

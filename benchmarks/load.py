@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from benchmarks.configs import ServerConfig, missing_requirement
+from benchmarks.configs import ServerConfig
 from benchmarks.schedule import Cell, interleave
 from benchmarks.server import Server, ServerError, get, running
 from benchmarks.wrk import run_wrk
@@ -42,10 +42,16 @@ class LoadSettings:
         """The per-request timeout of wrk: longer than any queue a run is allowed to build."""
         return int(self.drain_budget_s + self.max_duration_s + 10)
 
-    def duration_for(self, single_request_s: float) -> int:
-        """Return the wrk duration for a configuration whose single request takes this long."""
+    def duration_for(self, single_request_s: float, shortest_s: int | None = None) -> int:
+        """Return the wrk duration for a configuration whose single request takes this long.
+
+        Args:
+            single_request_s: The configuration's time for one request on the cell's body.
+            shortest_s: The cell's own shortest duration, instead of ``duration_s``.
+        """
         wanted = math.ceil(self.min_requests * single_request_s)
-        return max(self.duration_s, min(self.max_duration_s, wanted))
+        shortest = self.duration_s if shortest_s is None else shortest_s
+        return max(shortest, min(self.max_duration_s, wanted))
 
     def skip_reason(self, concurrency: int, single_request_s: float) -> str | None:
         """Return why a run at ``concurrency`` must be skipped, or None."""
@@ -102,7 +108,7 @@ def run_suite(
 
     Args:
         name: The suite's name in the results.
-        configs: The configurations; those whose requirement is missing are skipped.
+        configs: The configurations, each run as its own server.
         cells: The workloads.
         expected: For each body name used by ``cells``, the JSON value every configuration
             must answer (checked once before measuring).
@@ -111,15 +117,12 @@ def run_suite(
         log_dir: Where the servers' logs go.
         log: Receives one progress line per run.
     """
-    result = SuiteResult(name, cells=[asdict(cell) | {"key": cell.key} for cell in cells])
-    ready: list[ServerConfig] = []
-    for config in configs:
-        reason = missing_requirement(config)
-        result.configs.append(asdict(config) | {"skipped": reason})
-        if reason is None:
-            ready.append(config)
-        else:
-            log(f"{name}: skipping {config.name}: {reason}")
+    result = SuiteResult(
+        name,
+        configs=[asdict(config) for config in configs],
+        cells=[asdict(cell) | {"key": cell.key} for cell in cells],
+    )
+    ready = list(configs)
     with running(ready, log_dir) as servers:
         single: dict[str, dict[str, float]] = {}
         for config in ready:
@@ -144,7 +147,7 @@ def run_suite(
                         {"config": run.config, "cell": run.cell.key, "why": reason}
                     )
                 continue
-            duration = settings.duration_for(single_s)
+            duration = settings.duration_for(single_s, run.cell.duration_s)
             measured = run_wrk(
                 wrk,
                 server.url(config.url_path(run.cell.body)),

@@ -12,11 +12,13 @@ class Cell:
         body: The body's name (for the keepalive suite, the fixed ``{}`` body).
         concurrency: wrk's number of open connections.
         close: Send ``Connection: close``: a new TCP connection per request.
+        duration_s: The shortest run on this cell; None: the suite's setting.
     """
 
     body: str
     concurrency: int
     close: bool = False
+    duration_s: int | None = None
 
     @property
     def key(self) -> str:

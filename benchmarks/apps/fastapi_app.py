@@ -9,10 +9,7 @@ routes cost nothing but a few regex matches, the same for every configuration.
 the harness checks that before it measures.
 """
 
-import importlib
 import warnings
-from collections.abc import Callable
-from typing import Any
 
 import orjson
 from fastapi import FastAPI, HTTPException
@@ -20,16 +17,11 @@ from fastapi.exceptions import FastAPIDeprecationWarning
 from fastapi.responses import JSONResponse, ORJSONResponse, Response
 
 from benchmarks.bodies import Body, ResponseModel, body
+from orjson_dispatch import dispatch
 
 # ORJSONResponse is deprecated since FastAPI 0.130 (the typed path serializes with Pydantic's
 # Rust core instead) but still shipped; it stays here because many deployed apps use it.
 warnings.filterwarnings("ignore", category=FastAPIDeprecationWarning)
-
-# STAND-IN until orjson_dispatch.dispatch is implemented: the two dispatch routes are only
-# registered when it can be imported, and the harness skips their configurations otherwise.
-dispatch: Callable[..., Any] | None = getattr(
-    importlib.import_module("orjson_dispatch"), "dispatch", None
-)
 
 app = FastAPI(title="orjson-dispatch benchmark", openapi_url=None, docs_url=None, redoc_url=None)
 
@@ -86,16 +78,15 @@ async def bytes_limit(name: str) -> Response:
     return Response(_body(name).json, media_type="application/json")
 
 
-if dispatch is not None:
+@app.get("/dispatch-model/{name}")
+@dispatch
+async def dispatch_model(name: str) -> ResponseModel:
+    """``@dispatch`` returning the model, declared as the return type."""
+    return _body(name).model
 
-    @app.get("/dispatch-model/{name}")
-    @dispatch
-    async def dispatch_model(name: str) -> ResponseModel:
-        """``@dispatch`` returning the model, declared as the return type."""
-        return _body(name).model
 
-    @app.get("/dispatch-dict/{name}")
-    @dispatch
-    async def dispatch_dict(name: str):  # type: ignore[no-untyped-def]
-        """``@dispatch`` returning the ready dict, without an annotation (untyped semantics)."""
-        return _body(name).data
+@app.get("/dispatch-dict/{name}")
+@dispatch
+async def dispatch_dict(name: str):  # type: ignore[no-untyped-def]
+    """``@dispatch`` returning the ready dict, without an annotation (untyped semantics)."""
+    return _body(name).data

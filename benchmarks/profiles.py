@@ -1,0 +1,93 @@
+"""The two profiles: the full suite and the two-minute ``--quick`` version."""
+
+from dataclasses import dataclass
+
+from benchmarks.bodies import TOOLCALL, TRAINING, body_name
+from benchmarks.load import LoadSettings
+from benchmarks.schedule import Cell
+
+#: Generated tokens of the scaling bodies, 32 to 256k (concurrency 1).
+SCALING_TOKENS = (32, 256, 1024, 4096, 16384, 65536, 262144)
+#: The bodies measured at every concurrency.
+MATRIX_BODIES = (TRAINING, body_name(1024), body_name(32), TOOLCALL)
+CONCURRENCIES = (1, 32, 256)
+#: The small body of issue 3's goal: 1.5k generated tokens.
+SMALL = body_name(1536)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What one invocation measures and for how long.
+
+    Attributes:
+        name: ``full`` or ``quick``.
+        serialization_cells: The cells of the serialization suite.
+        serialization: Durations and rounds of the serialization suite.
+        keepalive_cells: The cells of the keepalive suite.
+        keepalive: Durations and rounds of the keepalive suite.
+        inprocess_bodies: The bodies timed in process.
+        inprocess_rounds: Interleaved rounds of the in-process timings.
+        inprocess_sample_s: Seconds per in-process sample.
+    """
+
+    name: str
+    serialization_cells: tuple[Cell, ...]
+    serialization: LoadSettings
+    keepalive_cells: tuple[Cell, ...]
+    keepalive: LoadSettings
+    inprocess_bodies: tuple[str, ...]
+    inprocess_rounds: int
+    inprocess_sample_s: float
+
+
+def _full_cells() -> tuple[Cell, ...]:
+    """The matrix, the small-body goal's cell, then the scaling sizes not in the matrix.
+
+    The cells at 32 connections, which the goals compare, run for the profile's duration;
+    the others (latency at 1 connection, 256 connections, scaling) for 1 s, extended for
+    slow configurations like every run, so that the full suite fits in about 15 minutes.
+    """
+    matrix = [
+        Cell(name, c, duration_s=None if c == 32 else 1)
+        for c in CONCURRENCIES
+        for name in MATRIX_BODIES
+    ]
+    cells = [*matrix, Cell(SMALL, 32)]
+    known = {(cell.body, cell.concurrency) for cell in cells}
+    scaling = [Cell(body_name(n), 1, duration_s=1) for n in SCALING_TOKENS]
+    return tuple(cells + [c for c in scaling if (c.body, c.concurrency) not in known])
+
+
+_KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32))
+
+FULL = Profile(
+    name="full",
+    serialization_cells=_full_cells(),
+    serialization=LoadSettings(
+        rounds=3, duration_s=2, max_duration_s=6, min_requests=15, drain_budget_s=15
+    ),
+    keepalive_cells=_KEEPALIVE_CELLS,
+    keepalive=LoadSettings(
+        rounds=5, duration_s=2, max_duration_s=2, min_requests=1, drain_budget_s=15
+    ),
+    inprocess_bodies=(TRAINING, SMALL, TOOLCALL),
+    inprocess_rounds=7,
+    inprocess_sample_s=0.2,
+)
+
+QUICK = Profile(
+    name="quick",
+    serialization_cells=(Cell(TRAINING, 32), Cell(SMALL, 32), Cell(TRAINING, 1)),
+    serialization=LoadSettings(
+        rounds=3, duration_s=1, max_duration_s=2, min_requests=5, drain_budget_s=12
+    ),
+    keepalive_cells=_KEEPALIVE_CELLS,
+    keepalive=LoadSettings(
+        rounds=3, duration_s=1, max_duration_s=1, min_requests=1, drain_budget_s=5
+    ),
+    inprocess_bodies=(TRAINING,),
+    inprocess_rounds=3,
+    inprocess_sample_s=0.05,
+)
+
+PROFILES = {profile.name: profile for profile in (FULL, QUICK)}

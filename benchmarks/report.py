@@ -1,0 +1,231 @@
+"""Render results as Markdown: the goal table, one table per workload, scaling, in process."""
+
+from typing import Any
+
+from benchmarks.analysis import inprocess_spreads, ratio, scaling, summarize
+from benchmarks.goals import evaluate
+from benchmarks.stats import Spread
+
+#: The plots, in the order the report shows them, with their captions.
+PLOTS = {
+    "serialization.png": "Requests/s per configuration on each body at 32 connections",
+    "scaling.png": "Request time against generated tokens at concurrency 1",
+    "inprocess.png": "Serialization alone, in process, training body",
+    "keepalive.png": "Stock uvicorn against uvicorn-keepalive",
+}
+
+
+def number(value: float) -> str:
+    """Format a measurement with 3 significant digits (thousands separated by a space)."""
+    if value >= 1000:
+        return f"{value:,.0f}".replace(",", " ")
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def spread(value: Spread | None, suffix: str = "") -> str:
+    """Format ``median (min-max)``, or a dash when nothing was measured."""
+    if value is None:
+        return "-"
+    return f"{number(value.median)}{suffix} ({number(value.low)}-{number(value.high)})"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def goals_section(results: dict[str, Any]) -> list[str]:
+    """Return the goal table: each goal, its target, the measured ratio and the verdict."""
+    rows = []
+    for goal in evaluate(results):
+        bound = {"min": ">=", "max": "<=", "band": "1 +/-"}[goal.direction]
+        rows.append(
+            [
+                f"#{goal.issue}",
+                goal.text,
+                f"{bound} {goal.target:g}",
+                spread(goal.measured, "x"),
+                f"**{goal.status}**",
+                goal.where,
+            ]
+        )
+    return [
+        "## Goals of issues 2 and 3",
+        "",
+        "Median of the paired per-round ratios (min-max over the rounds in brackets); "
+        "a goal is reached when the median meets the bound.",
+        "",
+        *_table(["issue", "goal", "target", "measured", "verdict", "measured as"], rows),
+        "",
+    ]
+
+
+def load_section(
+    results: dict[str, Any], suite_name: str, title: str, baselines: dict[str, list[str]]
+) -> list[str]:
+    """Return one table per cell of a load suite, with ratios to the baselines.
+
+    Args:
+        results: The results.
+        suite_name: The suite's key in ``results["suites"]``.
+        title: The section title.
+        baselines: For each configuration, the baselines it is divided by (the same list
+            for every configuration in the serialization suite; the stock server with as
+            many workers in the keepalive suite).
+    """
+    suite = results.get("suites", {}).get(suite_name)
+    if suite is None:
+        return []
+    summaries = summarize(suite)
+    labels = {config["name"]: config["label"] for config in suite["configs"]}
+    columns = sorted({b for names in baselines.values() for b in names}, key=list(labels).index)
+    lines = [f"## {title}", ""]
+    for cell in suite["cells"]:
+        rows = []
+        for config, label in labels.items():
+            summary = summaries.get((cell["key"], config))
+            if summary is None:
+                continue
+            ratios = [
+                "baseline"
+                if b == config
+                else spread(ratio(suite, cell["key"], config, b), "x")
+                if b in baselines.get(config, [])
+                else ""
+                for b in columns
+            ]
+            rows.append(
+                [
+                    f"{label} (`{config}`)",
+                    spread(summary.rps),
+                    number(summary.p50_ms),
+                    number(summary.p99_ms),
+                    *ratios,
+                    str(summary.errors),
+                ]
+            )
+        if not rows:
+            continue
+        header = ["configuration", "req/s", "p50 ms", "p99 ms"]
+        header += [f"x {b}" for b in columns] + ["errors"]
+        lines += [f"### `{cell['key']}`", "", *_table(header, rows), ""]
+    if suite["skipped"]:
+        lines += ["Skipped runs:", ""]
+        lines += [f"- `{s['config']}` on `{s['cell']}`: {s['why']}" for s in suite["skipped"]]
+        lines += [""]
+    return lines
+
+
+def scaling_section(results: dict[str, Any]) -> list[str]:
+    """Return the scaling table: slope in ns per token and the time at each size."""
+    suite = results.get("suites", {}).get("serialization")
+    if suite is None:
+        return []
+    found = scaling(suite)
+    if not found:
+        return []
+    sizes = sorted({n for item in found for n, _ in item.points})
+    rows = []
+    for item in sorted(found, key=lambda s: -s.ns_per_token):
+        at = dict(item.points)
+        rows.append(
+            [
+                f"`{item.config}`",
+                number(item.ns_per_token),
+                *[number(at[n]) if n in at else "-" for n in sizes],
+            ]
+        )
+    header = ["configuration", "ns per token", *[f"ms @ {n}" for n in sizes]]
+    return [
+        "## Scaling with the number of generated tokens",
+        "",
+        "Time of one request at concurrency 1 (1 / median req/s) for bodies of N generated "
+        "tokens (prompt N/16); the slope is the least-squares fit of that time against N.",
+        "",
+        *_table(header, rows),
+        "",
+    ]
+
+
+def inprocess_section(results: dict[str, Any]) -> list[str]:
+    """Return one table per body of the in-process serialization timings."""
+    lines = []
+    for measured in results.get("inprocess", []):
+        rows = []
+        spreads = inprocess_spreads(measured)
+        for candidate in measured["candidates"]:
+            per_call, relative = spreads[candidate["name"]]
+            rows.append(
+                [
+                    f"`{candidate['label']}`",
+                    spread(scaled(per_call, 1e6)),
+                    spread(relative, "x"),
+                ]
+            )
+        lines += [
+            f"### `{measured['body']}` ({measured['bytes']} bytes of JSON)",
+            "",
+            *_table(["code", "us per call", "x orjson.dumps(d) time"], rows),
+            "",
+        ]
+    if not lines:
+        return []
+    return ["## Serialization alone, in process", "", *lines]
+
+
+def scaled(value: Spread, factor: float) -> Spread:
+    """Return ``value`` with median, min and max multiplied by ``factor``."""
+    return Spread(value.median * factor, value.low * factor, value.high * factor, value.count)
+
+
+def bodies_section(results: dict[str, Any]) -> list[str]:
+    """Return the table of the bodies used: generated tokens and bytes of JSON."""
+    rows = [
+        [f"`{name}`", str(item["tokens"]), number(item["bytes"] / 1000)]
+        for name, item in sorted(results["bodies"].items(), key=lambda kv: kv[1]["bytes"])
+    ]
+    return ["## Bodies", "", *_table(["body", "generated tokens", "KB of JSON"], rows), ""]
+
+
+def render(results: dict[str, Any], image_prefix: str) -> str:
+    """Return the whole Markdown report; plots are linked as ``<image_prefix><name>``."""
+    machine = results["machine"]
+    packages = ", ".join(f"{k} {v}" for k, v in machine["packages"].items())
+    serialization_baselines = ["untyped", "typed", "orjson-limit", "bytes-limit"]
+    suite = results.get("suites", {}).get("serialization", {"configs": []})
+    lines = [
+        f"Profile **{results['profile']}**, {results['started_at']} "
+        f"({results['elapsed_s'] / 60:.1f} min), command:",
+        "",
+        f"```\n{results['command']}\n```",
+        "",
+        f"Machine: {machine['cpu_model']}, {machine['nproc']} CPUs, {machine['memory']} RAM, "
+        f"{machine['kernel']}, {machine['os']}, {machine['python']}, event loop "
+        f"{machine['event_loop']}, {machine['wrk']}, load average at start "
+        f"{machine['load_average_at_start']}, git {machine['git_commit']}.",
+        "",
+        f"Packages: {packages}.",
+        "",
+        *goals_section(results),
+        *bodies_section(results),
+        *[f"![{caption}]({image_prefix}{name})\n" for name, caption in PLOTS.items()],
+        *load_section(
+            results,
+            "serialization",
+            "Serialization over HTTP",
+            {c["name"]: serialization_baselines for c in suite["configs"]},
+        ),
+        *scaling_section(results),
+        *inprocess_section(results),
+        *load_section(
+            results,
+            "keepalive",
+            "TCP keepalive: connection churn and long-lived connections",
+            {"keepalive": ["stock"], "keepalive-w2": ["stock-w2"]},
+        ),
+    ]
+    return "\n".join(lines)
