@@ -1,0 +1,313 @@
+"""Parity of ``@dispatch`` endpoints with the same endpoints on FastAPI itself, over HTTP.
+
+For every generated case one FastAPI app gets the endpoint twice, once as FastAPI runs it and once
+under ``@dispatch``; both are requested through Starlette's TestClient (the real ASGI app, real
+status codes and headers). When FastAPI answers 2xx, ``dispatch`` must answer the same status,
+content type and JSON (compared as ordered key/value pairs, so key order and duplicate keys count).
+When FastAPI answers 500, ``dispatch`` must answer 500 too, except for the documented deliberate
+differences, which are checked to give exactly the documented body:
+
+* untyped path: NaN and infinities become ``null`` (pydantic's and FastAPI's typed-path rule);
+* numpy scalars and arrays are encoded as their ``tolist()`` equivalents.
+
+Hypothesis ``event``s record why FastAPI failed (``--hypothesis-show-statistics``).
+"""
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
+from hypothesis import event, given, note, settings
+from hypothesis import strategies as st
+
+from orjson_dispatch import dispatch
+from tests.orjson_dispatch.strategies import (
+    Returned,
+    TypeSpec,
+    contains_numpy,
+    denumpy,
+    examples,
+    model_specs,
+    nonfinite_to_null,
+    returned_values,
+    same_json,
+    type_specs,
+    untyped_values,
+)
+
+UNTYPED = object()
+"""Marker: the endpoint has no return annotation."""
+
+
+def make_endpoint(value: Any, *, annotation: Any, is_async: bool) -> Callable[[], Any]:
+    """A fresh endpoint function returning ``value``, declared ``-> annotation``."""
+    endpoint: Callable[[], Any]
+    if is_async:
+
+        async def async_endpoint() -> Any:
+            return value
+
+        endpoint = async_endpoint
+    else:
+
+        def sync_endpoint() -> Any:
+            return value
+
+        endpoint = sync_endpoint
+    if annotation is UNTYPED:
+        del endpoint.__annotations__["return"]
+    else:
+        endpoint.__annotations__["return"] = annotation
+    return endpoint
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """One route of a parity app."""
+
+    path: str
+    endpoint: Callable[..., Any]
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def serve(*routes: Route) -> dict[str, httpx.Response]:
+    """Build a FastAPI app with ``routes``, GET each one once and return the responses by path.
+
+    The app runs in process behind httpx's ASGI transport; an exception in the app becomes the
+    500 answer Starlette's ServerErrorMiddleware sends, as under a server.
+    """
+    app = FastAPI()
+    for route in routes:
+        app.add_api_route(route.path, route.endpoint, methods=["GET"], **route.options)
+    return asyncio.run(_get_all(app, [route.path for route in routes]))
+
+
+async def _get_all(app: FastAPI, paths: list[str]) -> dict[str, httpx.Response]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        return {path: await client.get(path) for path in paths}
+
+
+def assert_same_answer(ours: httpx.Response, fastapi: httpx.Response) -> None:
+    """Same status, same content type, same JSON (ordered pairs)."""
+    assert ours.status_code == fastapi.status_code, ours.content
+    assert ours.headers.get("content-type") == fastapi.headers.get("content-type")
+    assert same_json(ours.content, fastapi.content)
+
+
+def _record_failure(kind: str, value: Any) -> None:
+    try:
+        jsonable = jsonable_encoder(value)
+        JSONResponse(jsonable)
+    except Exception as exc:  # only recorded: FastAPI's answer is the oracle
+        event(f"{kind}: FastAPI 500 ({type(exc).__name__})")
+    else:
+        event(f"{kind}: FastAPI 500")
+
+
+def untyped_deliberate_body(value: Any) -> bytes | None:
+    """The body ``dispatch`` sends on purpose where FastAPI's untyped path answers 500.
+
+    FastAPI's own encoding of the numpy-free value with non-finite floats turned into ``null``;
+    ``None`` when even that cannot be encoded (then ``dispatch`` must answer 500 too).
+    """
+    try:
+        return bytes(JSONResponse(nonfinite_to_null(jsonable_encoder(denumpy(value)))).body)
+    except Exception:  # any failure: FastAPI has no answer either
+        return None
+
+
+# --- untyped path ------------------------------------------------------------------------------
+
+
+@settings(max_examples=examples(300))
+@given(value=untyped_values(numpy=True), is_async=st.booleans())
+def test_untyped_endpoint_answers_like_jsonable_encoder(value: Any, is_async: bool) -> None:
+    plain = denumpy(value)
+    routes = [
+        Route("/fastapi", make_endpoint(value, annotation=UNTYPED, is_async=is_async)),
+        Route("/dispatch", dispatch(make_endpoint(value, annotation=UNTYPED, is_async=is_async))),
+    ]
+    if plain is not value:
+        # numpy: the reference is FastAPI's answer for the tolist() equivalent.
+        routes.append(Route("/plain", make_endpoint(plain, annotation=UNTYPED, is_async=is_async)))
+    answers = serve(*routes)
+    fastapi, ours = answers["/fastapi"], answers["/dispatch"]
+    note(f"FastAPI: {fastapi.status_code} {fastapi.content[:300]!r}")
+    note(f"dispatch: {ours.status_code} {ours.content[:300]!r}")
+    if plain is not value:
+        event(f"untyped: numpy (FastAPI answers {fastapi.status_code} for it)")
+        fastapi = answers["/plain"]
+    if fastapi.status_code != 500:
+        event("untyped: FastAPI 200")
+        assert_same_answer(ours, fastapi)
+        return
+    _record_failure("untyped", plain)
+    expected = untyped_deliberate_body(value)
+    if expected is None:
+        assert ours.status_code == 500, "FastAPI cannot encode this value: dispatch must fail too"
+        return
+    event("untyped: deliberate difference (NaN/inf -> null)")
+    assert ours.status_code == 200, ours.content
+    assert ours.headers["content-type"] == "application/json"
+    assert same_json(ours.content, expected)
+
+
+# --- typed path --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class TypedCase:
+    """A return type, the returned value, how the type is declared and the route options."""
+
+    spec: TypeSpec
+    returned: Returned
+    declared: str
+    options: dict[str, Any]
+    is_async: bool
+
+    def route(self, path: str, value: Any, *, decorate: bool) -> Route:
+        """The route for this case, returning ``value``, optionally under ``@dispatch``."""
+        annotation = {"annotation": self.spec.annotation, "response_model": UNTYPED}.get(
+            self.declared, Any
+        )
+        options = dict(self.options)
+        if self.declared != "annotation":
+            options["response_model"] = self.spec.annotation
+        endpoint = make_endpoint(value, annotation=annotation, is_async=self.is_async)
+        return Route(path, dispatch(endpoint) if decorate else endpoint, options)
+
+
+def route_options(spec: TypeSpec) -> st.SearchStrategy[dict[str, Any]]:
+    """The route's ``response_model_*`` options, with include/exclude drawn from model fields."""
+    flags = st.fixed_dictionaries(
+        {},
+        optional={
+            "response_model_by_alias": st.booleans(),
+            "response_model_exclude_unset": st.booleans(),
+            "response_model_exclude_defaults": st.booleans(),
+            "response_model_exclude_none": st.booleans(),
+        },
+    )
+    if spec.model is None or not spec.model.model_fields:
+        return flags
+    names = sorted(spec.model.model_fields)
+    subsets = st.sets(st.sampled_from([*names, "not_a_field"]), max_size=len(names))
+    return st.tuples(flags, st.none() | subsets, st.none() | subsets).map(
+        lambda t: {
+            **t[0],
+            **({"response_model_include": t[1]} if t[1] is not None else {}),
+            **({"response_model_exclude": t[2]} if t[2] is not None else {}),
+        }
+    )
+
+
+@st.composite
+def typed_cases(draw: st.DrawFn) -> TypedCase:
+    spec = draw(type_specs())
+    return TypedCase(
+        spec=spec,
+        returned=draw(returned_values(spec)),
+        declared=draw(st.sampled_from(["annotation", "annotation", "response_model", "both"])),
+        options=draw(st.just({}) | route_options(spec)),
+        is_async=draw(st.booleans()),
+    )
+
+
+def _describe(case: TypedCase) -> Iterator[str]:
+    yield f"declared {case.declared}: {case.spec.annotation!r} options={case.options}"
+    if case.spec.model is not None:
+        yield f"schema: {json.dumps(case.spec.model.model_json_schema(mode='serialization'))}"
+    yield f"returned ({case.returned.how}): {case.returned.value!r}"
+
+
+@settings(max_examples=examples(300))
+@given(case=typed_cases())
+def test_typed_endpoint_answers_like_fastapi_typed_path(case: TypedCase) -> None:
+    for line in _describe(case):
+        note(line)
+    value = case.returned.value
+    routes = [
+        case.route("/fastapi", value, decorate=False),
+        case.route("/dispatch", value, decorate=True),
+    ]
+    numpy = contains_numpy(value)
+    if numpy:
+        routes.append(case.route("/fastapi-denumpy", denumpy(value), decorate=False))
+    answers = serve(*routes)
+    fastapi, ours = answers["/fastapi"], answers["/dispatch"]
+    note(f"FastAPI: {fastapi.status_code} {fastapi.content[:300]!r}")
+    note(f"dispatch: {ours.status_code} {ours.content[:300]!r}")
+    event(f"typed: returned {case.returned.how}, FastAPI {fastapi.status_code}")
+    if fastapi.status_code != 500:
+        assert_same_answer(ours, fastapi)
+        extras_kept = case.spec.model is not None and case.spec.model.model_config.get("extra")
+        if case.returned.how in {"subclass", "attrs"} or (
+            case.returned.how == "dict" and extras_kept != "allow"
+        ):
+            assert b"s3cret" not in ours.content, "a field outside the declared type leaked"
+        return
+    if numpy and answers["/fastapi-denumpy"].status_code != 500 and ours.status_code != 500:
+        event("typed: deliberate difference (numpy)")
+        assert_same_answer(ours, answers["/fastapi-denumpy"])
+        return
+    assert ours.status_code == 500, "FastAPI's typed path answers 500: dispatch must too"
+
+
+# --- typed path: the decorator's own options ----------------------------------------------------
+
+_OPTION_PAIRS = {
+    "by_alias": "response_model_by_alias",
+    "exclude_unset": "response_model_exclude_unset",
+    "exclude_defaults": "response_model_exclude_defaults",
+    "exclude_none": "response_model_exclude_none",
+}
+
+
+@settings(max_examples=examples(60))
+@given(
+    spec=model_specs(),
+    data=st.data(),
+    options=st.dictionaries(st.sampled_from(sorted(_OPTION_PAIRS)), st.booleans(), min_size=1),
+)
+def test_decorator_options_match_route_options(
+    spec: TypeSpec, data: st.DataObject, options: dict[str, bool]
+) -> None:
+    """``@dispatch(exclude_none=True)`` answers like the route's ``response_model_exclude_none``."""
+    value = data.draw(spec.values)
+    fastapi_endpoint = make_endpoint(value, annotation=spec.annotation, is_async=True)
+    configured: Any = dispatch  # the options are drawn, so not checked statically here
+    ours_endpoint = configured(**options)(
+        make_endpoint(value, annotation=spec.annotation, is_async=True)
+    )
+    route_options = {_OPTION_PAIRS[name]: flag for name, flag in options.items()}
+    answers = serve(
+        Route("/fastapi", fastapi_endpoint, route_options), Route("/dispatch", ours_endpoint)
+    )
+    note(f"FastAPI: {answers['/fastapi'].content[:300]!r}")
+    note(f"dispatch: {answers['/dispatch'].content[:300]!r}")
+    assert_same_answer(answers["/dispatch"], answers["/fastapi"])
+
+
+@pytest.mark.parametrize("is_async", [True, False])
+def test_response_model_none_keeps_the_untyped_path(is_async: bool) -> None:
+    """``response_model=None`` on the route turns FastAPI's typed path off; dispatch follows."""
+    import datetime as dt
+    from decimal import Decimal
+
+    value = {"when": dt.timedelta(seconds=90), "price": Decimal("1.50"), 7: {1, 2}}
+    endpoint = make_endpoint(value, annotation=dict[Any, Any], is_async=is_async)
+    decorated = dispatch(make_endpoint(value, annotation=dict[Any, Any], is_async=is_async))
+    answers = serve(
+        Route("/fastapi", endpoint, {"response_model": None}),
+        Route("/dispatch", decorated, {"response_model": None}),
+    )
+    assert answers["/fastapi"].json() == {"when": 90.0, "price": 1.5, "7": [1, 2]}
+    assert_same_answer(answers["/dispatch"], answers["/fastapi"])
