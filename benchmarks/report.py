@@ -82,7 +82,8 @@ def load_section(
         return []
     summaries = summarize(suite)
     labels = {config["name"]: config["label"] for config in suite["configs"]}
-    columns = sorted({b for names in baselines.values() for b in names}, key=list(labels).index)
+    wanted = {b for names in baselines.values() for b in names}
+    columns = [name for name in labels if name in wanted]
     lines = [f"## {title}", ""]
     for cell in suite["cells"]:
         rows = []

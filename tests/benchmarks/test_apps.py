@@ -1,0 +1,63 @@
+"""The benchmark bodies are deterministic and every configuration answers the same JSON."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from benchmarks.bodies import TOOLCALL, body, token_data
+from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS
+from benchmarks.server import Server, get, running
+
+
+def test_bodies_are_deterministic_and_sized_like_the_issue() -> None:
+    assert token_data(32) == token_data(32)
+    assert 3_000 < len(body("tokens-32").json) < 6_000
+    assert 20_000 < len(body("tokens-1024").json) < 35_000
+    assert 30_000 < len(body(TOOLCALL).json) < 45_000
+    kinds = {item["type"] for item in body("tokens-32").data["output"]}
+    assert kinds == {"message", "function_call"}
+
+
+@pytest.mark.parametrize("name", ["tokens", "tokens-0", "tokens-x", "other-32"])
+def test_unknown_body_names_are_rejected(name: str) -> None:
+    with pytest.raises(KeyError):
+        body(name)
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
+    """One real uvicorn process per application (the FastAPI app serves 8 configurations)."""
+    apps = {config.app: config for config in (*SERIALIZATION_CONFIGS, *KEEPALIVE_CONFIGS)}
+    with running(list(apps.values()), tmp_path_factory.mktemp("logs")) as started:
+        yield {server.config.app: server for server in started.values()}
+
+
+@pytest.mark.parametrize("name", ["tokens-32", TOOLCALL])
+def test_every_configuration_answers_the_same_document(
+    servers: dict[str, Server], name: str
+) -> None:
+    expected = body(name).data
+    for config in SERIALIZATION_CONFIGS:
+        status, content = get(servers[config.app].port, config.url_path(name))
+        assert status == 200, config.name
+        assert orjson.loads(content) == expected, config.name
+
+
+def test_unknown_bodies_answer_404(servers: dict[str, Server]) -> None:
+    for config in SERIALIZATION_CONFIGS:
+        assert get(servers[config.app].port, config.url_path("nothing-1"))[0] == 404
+
+
+def test_keepalive_app_answers_an_empty_object(servers: dict[str, Server]) -> None:
+    for config in KEEPALIVE_CONFIGS:
+        assert get(servers[config.app].port, config.url_path("plain")) == (200, b"{}")
+
+
+def test_stopped_servers_are_gone(tmp_path: Path) -> None:
+    with running([KEEPALIVE_CONFIGS[0]], tmp_path) as started:
+        server = started["stock"]
+        assert get(server.port, "/")[0] == 200
+    with pytest.raises(ConnectionRefusedError):
+        get(server.port, "/", timeout=2)

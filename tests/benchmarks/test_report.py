@@ -1,0 +1,149 @@
+"""Goals, scaling and the Markdown report, computed from synthetic raw results."""
+
+from typing import Any
+
+import pytest
+
+from benchmarks.analysis import scaling
+from benchmarks.goals import evaluate
+from benchmarks.report import render
+
+
+def sample(cell: str, config: str, round_number: int, rps: float) -> dict[str, Any]:
+    return {
+        "round": round_number,
+        "cell": cell,
+        "config": config,
+        "rps": rps,
+        "requests": int(rps),
+        "duration_s": 1.0,
+        "bytes": 0,
+        "errors": {"connect": 0, "read": 0, "write": 0, "status": 0, "timeout": 0},
+        "latency_us": {"mean": 1000.0, "max": 3000.0, "p50": 1000.0, "p90": 2000.0, "p99": 2500.0},
+        "drain_s": 0.1,
+    }
+
+
+def suite(name: str, rps: dict[tuple[str, str], list[float]]) -> dict[str, Any]:
+    cells = sorted({cell for cell, _ in rps})
+    configs = sorted({config for _, config in rps})
+    return {
+        "name": name,
+        "configs": [{"name": c, "label": f"label of {c}"} for c in configs],
+        "cells": [{"key": c, "concurrency": int(c.split("@c")[1].split("+")[0])} for c in cells],
+        "single_request_ms": {},
+        "samples": [
+            sample(cell, config, n, value)
+            for (cell, config), values in rps.items()
+            for n, value in enumerate(values)
+        ],
+        "skipped": [{"config": "untyped", "cell": "tokens-65536@c256", "why": "too slow"}],
+    }
+
+
+TRAINING = "tokens-65536@c32"
+
+
+def results() -> dict[str, Any]:
+    serialization = suite(
+        "serialization",
+        {
+            (TRAINING, "untyped"): [5.0, 4.0, 5.0],
+            (TRAINING, "typed"): [100.0, 90.0, 105.0],
+            (TRAINING, "orjson-limit"): [300.0, 240.0, 300.0],
+            (TRAINING, "dispatch-model"): [
+                290.0,
+                250.0,
+                300.0,
+            ],  # medians of the round ratios: 60x, 2.86x, 1.0x
+            (TRAINING, "dispatch-dict"): [270.0, 220.0, 270.0],  # 0.9x orjson-limit
+            # Scaling at concurrency 1: 1 ms + 100 ns per token.
+            ("tokens-32@c1", "typed"): [1 / (0.001 + 32e-7)] * 3,
+            ("tokens-1024@c1", "typed"): [1 / (0.001 + 1024e-7)] * 3,
+            ("tokens-65536@c1", "typed"): [1 / (0.001 + 65536e-7)] * 3,
+        },
+    )
+    keepalive = suite(
+        "keepalive",
+        {
+            ("plain@c32+close", "stock"): [1000.0, 1000.0, 1000.0],
+            ("plain@c32+close", "keepalive"): [990.0, 980.0, 1000.0],
+            ("plain@c32", "stock"): [5000.0, 5000.0, 5000.0],
+            ("plain@c32", "keepalive"): [4500.0, 4600.0, 4400.0],
+        },
+    )
+    return {
+        "profile": "quick",
+        "command": ".venv/bin/python -m benchmarks --quick",
+        "started_at": "2026-01-01 00:00 UTC",
+        "elapsed_s": 120.0,
+        "machine": {
+            "cpu_model": "cpu",
+            "nproc": 2,
+            "memory": "1 kB",
+            "kernel": "Linux",
+            "os": "os",
+            "python": "CPython 3.11",
+            "event_loop": "uvloop",
+            "wrk": "wrk 4",
+            "load_average_at_start": [0.0, 0.0, 0.0],
+            "git_commit": "abc",
+            "packages": {"fastapi": "1"},
+        },
+        "bodies": {"tokens-65536": {"tokens": 65536, "bytes": 1_777_837}},
+        "suites": {"serialization": serialization, "keepalive": keepalive},
+        "inprocess": [
+            {
+                "body": "tokens-65536",
+                "bytes": 1_777_837,
+                "candidates": [
+                    {"name": "orjson-dict", "label": "orjson.dumps(d)", "loops": 1},
+                    {"name": "dispatch-dumps-typed", "label": "dumps(model, ...)", "loops": 1},
+                ],
+                "samples": {
+                    "orjson-dict": [0.002, 0.002, 0.003],
+                    "dispatch-dumps-typed": [0.0024, 0.0026, 0.0033],
+                },
+            }
+        ],
+    }
+
+
+def test_goals_are_judged_on_the_median_paired_ratio() -> None:
+    verdicts = {goal.text: (goal.status, goal.measured) for goal in evaluate(results())}
+    status, measured = verdicts["dispatch on the model >= 50x FastAPI untyped"]
+    assert status == "reached"
+    assert measured is not None
+    assert measured.median == pytest.approx(60.0)
+    assert verdicts["dispatch on the model >= 3x FastAPI typed"][0] == "NOT reached"
+    assert verdicts["dispatch on the model >= 0.85x Response(orjson.dumps(d))"][0] == "reached"
+    assert verdicts["dispatch on the dict >= 0.95x Response(orjson.dumps(d))"][0] == "NOT reached"
+    assert verdicts["small body: dispatch on the model >= 1.5x FastAPI typed"][0] == "not measured"
+    inprocess = verdicts[
+        "serialization alone: dumps(model, response_model=...) <= 1.3x orjson.dumps(d)"
+    ]
+    assert inprocess[0] == "reached"  # 1.2x, 1.3x, 1.1x: median 1.2x
+    churn = "connection churn: keepalive.Protocol >= 0.97x stock, 1 worker"
+    assert verdicts[churn][0] == "reached"
+    long_lived = "long-lived connections: no change (within 3 %), 1 worker"
+    assert verdicts[long_lived][0] == "NOT reached"  # 0.9x
+
+
+def test_scaling_slope_is_in_nanoseconds_per_token() -> None:
+    (typed,) = scaling(results()["suites"]["serialization"])
+    assert typed.config == "typed"
+    assert typed.ns_per_token == pytest.approx(100.0)
+    assert [n for n, _ in typed.points] == [32, 1024, 65536]
+
+
+def test_report_shows_goals_tables_skips_and_plots() -> None:
+    text = render(results(), image_prefix="assets/")
+    assert "| #3 | dispatch on the model >= 50x FastAPI untyped | >= 50 | 60.0x (58.0-62.5) |" in (
+        text
+    )
+    assert "**NOT reached**" in text
+    assert "**not measured**" in text
+    assert "### `tokens-65536@c32`" in text
+    assert "`untyped` on `tokens-65536@c256`: too slow" in text
+    assert "![Request time against generated tokens at concurrency 1](assets/scaling.png)" in text
+    assert ".venv/bin/python -m benchmarks --quick" in text
