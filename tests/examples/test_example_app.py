@@ -182,7 +182,7 @@ def test_scripts_demo_serves_and_prints_a_working_curl_line() -> None:
         seen: list[str] = []
         curl = wait_for_line(process.stdout, r"^curl .*", seen).group(0)
         assert f"http://127.0.0.1:{port}/openapi.json" in "".join(seen)
-        wait_for_line(process.stdout, r"Application startup complete", seen)
+        wait_for_line(process.stdout, r"Uvicorn running on http://127.0.0.1:\d+", seen)
         answer = subprocess.run(
             shlex.split(curl), capture_output=True, text=True, timeout=30, check=True
         )
