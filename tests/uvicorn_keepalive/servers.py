@@ -1,0 +1,130 @@
+"""Real uvicorn servers for the keepalive tests, and reading a socket's keepalive options."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+REQUEST = b"GET / HTTP/1.1\r\nHost: test\r\n\r\n"
+# Linux's option numbers, kept at import: some tests hide or fake socket's constants.
+OPTIONS = {
+    "SO_KEEPALIVE": (socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+    "TCP_KEEPIDLE": (socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+    "TCP_KEEPINTVL": (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+    "TCP_KEEPCNT": (socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+    "TCP_USER_TIMEOUT": (socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT),
+}
+
+
+async def hello(scope: Message, receive: Receive, send: Send) -> None:
+    """Answer every HTTP request with ``200 hello``."""
+    assert scope["type"] == "http"
+    headers = [(b"content-length", b"5")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": b"hello"})
+
+
+def keepalive_options(sock: Any) -> dict[str, int]:
+    """Read SO_KEEPALIVE and the Linux TCP keepalive options back with getsockopt."""
+    return {name: sock.getsockopt(level, option) for name, (level, option) in OPTIONS.items()}
+
+
+def expected(idle: int, interval: int, count: int, user_timeout: int = 0) -> dict[str, int]:
+    """What ``keepalive_options`` reads on a socket with these settings."""
+    return {
+        "SO_KEEPALIVE": 1,
+        "TCP_KEEPIDLE": idle,
+        "TCP_KEEPINTVL": interval,
+        "TCP_KEEPCNT": count,
+        "TCP_USER_TIMEOUT": user_timeout,
+    }
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll ``condition`` every 10 ms until it holds; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(0.01)
+
+
+@dataclass
+class RunningServer:
+    """A uvicorn server running in a thread of this process."""
+
+    server: uvicorn.Server
+    port: int
+
+    def server_side_socket(self, client: socket.socket) -> Any:
+        """The socket object uvicorn's transport holds for ``client``'s connection.
+
+        Looked up by the client's address among the protocol instances of
+        ``server_state.connections``; waits until uvicorn has registered it.
+        """
+        address = client.getsockname()[:2]
+        found: list[Any] = []
+
+        def registered() -> bool:
+            for protocol in list(self.server.server_state.connections):
+                if tuple(getattr(protocol, "client", None) or ()) == address:
+                    found.append(protocol.transport.get_extra_info("socket"))
+                    return True
+            return False
+
+        wait_for(registered)
+        return found[0]
+
+
+@contextlib.contextmanager
+def running_server(app: Any = hello, **config: Any) -> Iterator[RunningServer]:
+    """Run ``uvicorn.Server(uvicorn.Config(app, port=0, **config))`` in a thread."""
+    options: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "lifespan": "off",
+        "log_config": None,
+        "access_log": False,
+    }
+    options.update(config)
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: server.started or not thread.is_alive())
+        assert server.started, "uvicorn did not start"
+        listener = server.servers[0].sockets[0]
+        port = listener.getsockname()[1] if listener.family != socket.AF_UNIX else 0
+        yield RunningServer(server, port)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def get(port: int, host: str = "127.0.0.1") -> tuple[socket.socket, bytes]:
+    """Open a connection, send one GET and read the response; the connection stays open."""
+    client = socket.create_connection((host, port), timeout=5)
+    client.sendall(REQUEST)
+    return client, read_response(client)
+
+
+def read_response(client: socket.socket) -> bytes:
+    """Read one response of :func:`hello` (headers and the 5-byte body)."""
+    data = b""
+    while not data.endswith(b"\r\n\r\nhello"):
+        chunk = client.recv(65536)
+        if not chunk:
+            raise AssertionError(f"connection closed after {data!r}")
+        data += chunk
+    return data

@@ -1,0 +1,188 @@
+"""Real uvicorn servers on port 0: every accepted connection carries the keepalive settings."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import socket
+import ssl
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trustme
+
+import uvicorn_keepalive
+from tests.uvicorn_keepalive.servers import (
+    REQUEST,
+    expected,
+    get,
+    keepalive_options,
+    read_response,
+    running_server,
+    wait_for,
+)
+from uvicorn_keepalive import _socket, protocol
+
+LOGGER = "uvicorn.error.keepalive"
+LOOPS = ["asyncio", pytest.param("uvloop", id="uvloop")]
+
+
+@pytest.fixture
+def count_applications(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the calls that apply keepalive to a socket (the real routine still runs)."""
+    calls: list[int] = []
+    real_apply = _socket.apply
+
+    def counting_apply(sock: Any, steps: Any) -> dict[str, int]:
+        calls.append(sock.fileno())
+        return real_apply(sock, steps)
+
+    monkeypatch.setattr(_socket, "apply", counting_apply)
+    return calls
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("name", ["Protocol", "H11Protocol"])
+def test_public_classes_apply_the_environment_settings(
+    monkeypatch: pytest.MonkeyPatch, loop: str, name: str
+) -> None:
+    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "31")
+    monkeypatch.setenv("UVICORN_KEEPALIVE_INTERVAL", "7")
+    monkeypatch.setenv("UVICORN_KEEPALIVE_COUNT", "5")
+    monkeypatch.setenv("UVICORN_KEEPALIVE_USER_TIMEOUT", "200000")
+    http = getattr(uvicorn_keepalive, name)
+    with running_server(http=http, loop=loop) as running:
+        client, response = get(running.port)
+        with client:
+            assert response.startswith(b"HTTP/1.1 200 OK")
+            accepted = running.server_side_socket(client)
+            assert keepalive_options(accepted) == expected(31, 7, 5, 200000)
+            # The client's own socket is not the server's business.
+            assert client.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("http", ["httptools", "h11"])
+def test_protocol_factory_applies_its_settings(loop: str, http: str) -> None:
+    cls = protocol(idle=17, interval=3, count=9, http=http)  # type: ignore[call-overload]
+    base = uvicorn_keepalive.Protocol if http == "httptools" else uvicorn_keepalive.H11Protocol
+    assert issubclass(cls, base)
+    with running_server(http=cls, loop=loop) as running:
+        client, response = get(running.port)
+        with client:
+            assert response.startswith(b"HTTP/1.1 200 OK")
+            assert keepalive_options(running.server_side_socket(client)) == expected(17, 3, 9)
+
+
+def test_defaults_without_environment() -> None:
+    with running_server(http="uvicorn_keepalive:Protocol") as running:
+        client, _ = get(running.port)
+        with client:
+            assert keepalive_options(running.server_side_socket(client)) == expected(60, 10, 3)
+
+
+def test_applied_once_per_connection_not_per_request(count_applications: list[int]) -> None:
+    with running_server(http=protocol(idle=20)) as running:
+        client, _ = get(running.port)
+        with client:
+            for _ in range(4):  # HTTP keep-alive: more requests on the same connection
+                client.sendall(REQUEST)
+                assert read_response(client).startswith(b"HTTP/1.1 200 OK")
+            assert len(count_applications) == 1
+            second, _ = get(running.port)
+            second.close()
+    assert len(count_applications) == 2
+
+
+def test_tls(tmp_path: Path) -> None:
+    authority = trustme.CA()
+    certificate = authority.issue_cert("127.0.0.1")
+    certfile, keyfile = tmp_path / "cert.pem", tmp_path / "key.pem"
+    certificate.cert_chain_pems[0].write_to_path(certfile)
+    certificate.private_key_pem.write_to_path(keyfile)
+    context = ssl.create_default_context()
+    authority.configure_trust(context)
+    with running_server(
+        http=protocol(idle=23, interval=4, count=2),
+        ssl_certfile=str(certfile),
+        ssl_keyfile=str(keyfile),
+    ) as running:
+        raw = socket.create_connection(("127.0.0.1", running.port), timeout=5)
+        with context.wrap_socket(raw, server_hostname="127.0.0.1") as client:
+            client.sendall(REQUEST)
+            assert read_response(client).startswith(b"HTTP/1.1 200 OK")
+            accepted = running.server_side_socket(client)
+            assert keepalive_options(accepted) == expected(23, 4, 2)
+
+
+def test_inherited_file_descriptor(count_applications: list[int]) -> None:
+    # uvicorn --fd labels the listener AF_UNIX (socket.fromfd(fd, AF_UNIX, ...)).
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        with running_server(
+            http=protocol(idle=29, interval=2, count=3), fd=listener.fileno()
+        ) as running:
+            client, response = get(port)
+            with client:
+                assert response.startswith(b"HTTP/1.1 200 OK")
+                accepted = running.server_side_socket(client)
+                assert accepted.family == socket.AF_UNIX  # the label, not the truth
+                assert keepalive_options(accepted) == expected(29, 2, 3)
+
+
+def test_unix_socket_is_served_and_untouched(tmp_path: Path, count_applications: list[int]) -> None:
+    path = str(tmp_path / "uvicorn.sock")
+    with (
+        running_server(http=protocol(idle=5), uds=path) as running,
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client,
+    ):
+        client.connect(path)
+        client.sendall(REQUEST)
+        assert read_response(client).startswith(b"HTTP/1.1 200 OK")
+        [connection] = running.server.server_state.connections
+        accepted = connection.transport.get_extra_info("socket")
+        assert accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
+    assert count_applications == []  # skipped before any setsockopt
+
+
+def test_a_failing_setsockopt_still_serves_the_request(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The kernel answers ENOPROTOOPT for an option number it does not know.
+    monkeypatch.setattr(socket, "TCP_KEEPCNT", 9999)
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    with running_server(http=protocol(idle=19, interval=6, count=4)) as running:
+        client, response = get(running.port)
+        with client:
+            assert response.startswith(b"HTTP/1.1 200 OK")
+            options = keepalive_options(running.server_side_socket(client))
+    assert options["TCP_KEEPIDLE"] == 19
+    assert options["TCP_KEEPCNT"] != 4
+    refusals = [r for r in caplog.records if "refused" in r.getMessage()]
+    assert [r.levelno for r in refusals] == [logging.DEBUG]
+    assert f"[Errno {errno.ENOPROTOOPT}]" in refusals[0].getMessage()
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_connections_reset_by_the_peer_leave_nothing_behind(
+    loop: str, count_applications: list[int]
+) -> None:
+    connections = 150
+    with running_server(http=protocol(idle=30), loop=loop) as running:
+        for index in range(connections):
+            client = socket.create_connection(("127.0.0.1", running.port), timeout=5)
+            if index % 2:
+                client.sendall(REQUEST[:10])  # a request cut short by the reset
+            # SO_LINGER with a zero timeout: close() sends RST instead of FIN.
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        wait_for(lambda: len(count_applications) == connections)
+        wait_for(lambda: not running.server.server_state.connections)
+        # The server still works afterwards, with keepalive.
+        client, response = get(running.port)
+        with client:
+            assert response.startswith(b"HTTP/1.1 200 OK")
+            assert keepalive_options(running.server_side_socket(client))["TCP_KEEPIDLE"] == 30
+    assert running.server.server_state.connections == set()

@@ -1,0 +1,154 @@
+"""Validation of the settings, from Python and from the environment, and protocol()'s merging."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+
+import pytest
+
+import uvicorn_keepalive
+from uvicorn_keepalive import KeepaliveSettings, protocol
+
+LOGGER = "uvicorn.error.keepalive"
+
+
+def test_defaults_are_60_10_3_and_no_user_timeout() -> None:
+    assert KeepaliveSettings() == KeepaliveSettings(60, 10, 3, None)
+    assert KeepaliveSettings().detection_time == 90
+
+
+@pytest.mark.parametrize(
+    ("field", "good", "bad"),
+    [
+        ("idle", [1, 32767], [0, -1, 32768]),
+        ("interval", [1, 32767], [0, 32768]),
+        ("count", [1, 127], [0, 128]),
+        ("user_timeout", [1, 2**31 - 1], [0, -5, 2**31]),
+    ],
+)
+def test_each_range_is_enforced_and_named(field: str, good: list[int], bad: list[int]) -> None:
+    for value in good:
+        assert getattr(KeepaliveSettings(**{field: value}), field) == value
+    for value in bad:
+        with pytest.raises(
+            ValueError, match=rf"^{field} must be from \d+ to \d+ \w+, got {value}$"
+        ):
+            KeepaliveSettings(**{field: value})
+
+
+@pytest.mark.parametrize("value", [1.5, "60", True, None])
+def test_a_non_int_is_a_type_error_naming_the_setting(value: object) -> None:
+    with pytest.raises(TypeError, match=r"^idle must be an int \(seconds\)"):
+        KeepaliveSettings(idle=value)  # type: ignore[arg-type]
+
+
+def test_user_timeout_shorter_than_detection_time_warns(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    KeepaliveSettings(idle=60, interval=10, count=3, user_timeout=90_000)
+    assert caplog.records == []
+    KeepaliveSettings(idle=60, interval=10, count=3, user_timeout=89_999)
+    [record] = caplog.records
+    assert record.levelno == logging.WARNING
+    assert record.getMessage().startswith(
+        "user_timeout=89999 ms is shorter than idle + interval x count = 90000 ms"
+    )
+
+
+def test_environment_variables_are_read() -> None:
+    environ = {
+        "UVICORN_KEEPALIVE_IDLE": "30",
+        "UVICORN_KEEPALIVE_INTERVAL": " 5 ",
+        "UVICORN_KEEPALIVE_COUNT": "4",
+        "UVICORN_KEEPALIVE_USER_TIMEOUT": "60000",
+    }
+    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(30, 5, 4, 60000)
+
+
+def test_empty_variables_count_as_unset() -> None:
+    environ = {"UVICORN_KEEPALIVE_IDLE": "", "UVICORN_KEEPALIVE_COUNT": "  "}
+    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings()
+
+
+@pytest.mark.parametrize(
+    ("variable", "raw", "message"),
+    [
+        ("UVICORN_KEEPALIVE_IDLE", "0", "idle must be from 1 to 32767 seconds, got 0"),
+        ("UVICORN_KEEPALIVE_INTERVAL", "40000", "interval must be from 1 to 32767 seconds"),
+        ("UVICORN_KEEPALIVE_COUNT", "ten", "count must be a decimal integer"),
+        ("UVICORN_KEEPALIVE_COUNT", "3.0", "count must be a decimal integer"),
+        ("UVICORN_KEEPALIVE_USER_TIMEOUT", "0", "user_timeout must be from 1 to"),
+    ],
+)
+def test_a_bad_variable_is_named_with_its_value(variable: str, raw: str, message: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{variable}='{raw}' is invalid: {message}"):
+        KeepaliveSettings.from_environment({variable: raw})
+
+
+def test_explicit_settings_win_over_the_environment() -> None:
+    environ = {"UVICORN_KEEPALIVE_IDLE": "0", "UVICORN_KEEPALIVE_COUNT": "9"}
+    settings = KeepaliveSettings.from_environment(environ, idle=20)
+    assert settings == KeepaliveSettings(idle=20, count=9)
+
+
+def test_protocol_takes_only_the_arguments_left_at_default_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "15")
+    monkeypatch.setenv("UVICORN_KEEPALIVE_INTERVAL", "6")
+    monkeypatch.setenv("UVICORN_KEEPALIVE_USER_TIMEOUT", "70000")
+    assert protocol().keepalive == KeepaliveSettings(15, 6, 3, 70000)
+    # An explicit 60 is explicit, even though it equals the default.
+    assert protocol(idle=60, count=5).keepalive == KeepaliveSettings(60, 6, 5, 70000)
+    assert protocol(user_timeout=120000).keepalive == KeepaliveSettings(15, 6, 3, 120000)
+
+
+def test_protocol_rejects_bad_values_when_called() -> None:
+    with pytest.raises(ValueError, match=r"^interval must be from 1 to 32767 seconds, got 0$"):
+        protocol(interval=0)
+    with pytest.raises(ValueError, match=r'^http must be "httptools" or "h11"'):
+        protocol(http="zttp")  # type: ignore[call-overload]
+
+
+def test_protocol_names_a_bad_variable_when_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UVICORN_KEEPALIVE_COUNT", "200")
+    with pytest.raises(ValueError, match=r"^UVICORN_KEEPALIVE_COUNT='200' is invalid"):
+        protocol(idle=5)
+    # A variable that is not read does not matter.
+    assert protocol(count=4).keepalive == KeepaliveSettings(count=4)
+
+
+def test_the_public_classes_read_the_environment_when_looked_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "42")
+    assert uvicorn_keepalive.Protocol.keepalive == KeepaliveSettings(idle=42)
+    assert uvicorn_keepalive.H11Protocol.keepalive == KeepaliveSettings(idle=42)
+
+
+def test_a_bad_variable_stops_startup_with_status_3(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "0")
+    with pytest.raises(SystemExit) as exit_info:
+        _ = uvicorn_keepalive.Protocol
+    assert exit_info.value.code == 3  # uvicorn's and gunicorn's "failed to boot" status
+    [record] = caplog.records
+    assert record.levelno == logging.ERROR
+    assert record.getMessage() == (
+        "UVICORN_KEEPALIVE_IDLE='0' is invalid: idle must be from 1 to 32767 seconds, got 0"
+    )
+
+
+def test_settings_pickle() -> None:
+    settings = KeepaliveSettings(1, 2, 3, 4000)
+    assert pickle.loads(pickle.dumps(settings)) == settings
+
+
+def test_public_names() -> None:
+    assert uvicorn_keepalive.__all__ == sorted(uvicorn_keepalive.__all__)
+    assert uvicorn_keepalive.__version__ == "0.1.0"
+    for name in uvicorn_keepalive.__all__:
+        assert getattr(uvicorn_keepalive, name) is not None
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        _ = uvicorn_keepalive.nope

@@ -1,0 +1,319 @@
+"""set_keepalive() on real sockets, and each platform's branch through its constants."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import sys
+from asyncio.trsock import TransportSocket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.uvicorn_keepalive.servers import expected, keepalive_options
+from uvicorn_keepalive import set_keepalive
+
+LOGGER = "uvicorn.error.keepalive"
+# The real Linux numbers, kept before any test hides or fakes the constants.
+TCP_KEEPIDLE = socket.TCP_KEEPIDLE
+TCP_KEEPINTVL = socket.TCP_KEEPINTVL
+TCP_KEEPCNT = socket.TCP_KEEPCNT
+# Option numbers the Linux kernel does not know: setsockopt answers ENOPROTOOPT.
+UNKNOWN_OPTION = 9999
+# The value of SIO_KEEPALIVE_VALS in Windows' mstcpip.h.
+SIO_KEEPALIVE_VALS = 0x98000004
+
+
+@pytest.fixture
+def tcp_pair() -> Iterator[tuple[socket.socket, socket.socket]]:
+    """A connected client and the server side of a loopback TCP connection."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        client = socket.create_connection(listener.getsockname())
+        server, _ = listener.accept()
+    with client, server:
+        yield client, server
+
+
+def read_back(sock: socket.socket) -> dict[str, int]:
+    options = keepalive_options(sock)
+    del options["TCP_USER_TIMEOUT"]
+    return options
+
+
+def test_every_value_reads_back(tcp_pair: tuple[socket.socket, socket.socket]) -> None:
+    _, server = tcp_pair
+    applied = set_keepalive(server, idle=37, interval=11, count=6, user_timeout=250_000)
+    assert applied == {
+        "SO_KEEPALIVE": 1,
+        "TCP_KEEPIDLE": 37,
+        "TCP_KEEPINTVL": 11,
+        "TCP_KEEPCNT": 6,
+        "TCP_USER_TIMEOUT": 250_000,
+    }
+    assert keepalive_options(server) == expected(37, 11, 6, 250_000)
+
+
+def test_defaults_are_60_10_3(tcp_pair: tuple[socket.socket, socket.socket]) -> None:
+    client, _ = tcp_pair
+    set_keepalive(client)
+    assert keepalive_options(client) == expected(60, 10, 3)
+
+
+def test_ipv6() -> None:
+    try:
+        listener = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError as exc:
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    with listener, socket.create_connection(listener.getsockname()[:2]) as client:
+        assert client.family == socket.AF_INET6
+        set_keepalive(client, idle=5, interval=2, count=2)
+        assert keepalive_options(client) == expected(5, 2, 2)
+
+
+def test_unix_socket_is_left_untouched() -> None:
+    left, right = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with left, right:
+        assert set_keepalive(left, idle=5) == {}
+        assert left.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
+
+
+def test_a_tcp_socket_labelled_af_unix_is_recognised_by_its_address(
+    tcp_pair: tuple[socket.socket, socket.socket],
+) -> None:
+    # uvicorn --fd wraps the inherited listener as AF_UNIX whatever it is; the sockets
+    # it accepts carry that label too.
+    _, server = tcp_pair
+    with socket.fromfd(server.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as mislabelled:
+        assert mislabelled.family == socket.AF_UNIX
+        assert set_keepalive(mislabelled, idle=9, interval=3, count=2)["TCP_KEEPIDLE"] == 9
+    assert keepalive_options(server) == expected(9, 3, 2)
+
+
+def test_asyncio_transport_socket() -> None:
+    async def scenario() -> dict[str, int]:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        async with server:
+            port = server.sockets[0].getsockname()[1]
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            transport_socket = writer.get_extra_info("socket")
+            assert not isinstance(transport_socket, socket.socket)  # asyncio's TransportSocket
+            set_keepalive(transport_socket, idle=8, interval=4, count=5)
+            options = keepalive_options(transport_socket)
+            writer.close()
+            return options
+
+    assert asyncio.run(scenario()) == expected(8, 4, 5)
+
+
+def test_macos_sets_the_idle_time_with_tcp_keepalive(
+    monkeypatch: pytest.MonkeyPatch, tcp_pair: tuple[socket.socket, socket.socket]
+) -> None:
+    # macOS has no TCP_KEEPIDLE; its TCP_KEEPALIVE (0x10) is the idle time. Aliased to
+    # Linux's TCP_KEEPIDLE here so that the kernel really receives and stores the value.
+    monkeypatch.delattr(socket, "TCP_KEEPIDLE")
+    monkeypatch.setattr(socket, "TCP_KEEPALIVE", TCP_KEEPIDLE, raising=False)
+    _, server = tcp_pair
+    applied = set_keepalive(server, idle=21, interval=7, count=4)
+    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPALIVE": 21, "TCP_KEEPINTVL": 7, "TCP_KEEPCNT": 4}
+    assert read_back(server) == {
+        "SO_KEEPALIVE": 1,
+        "TCP_KEEPIDLE": 21,
+        "TCP_KEEPINTVL": 7,
+        "TCP_KEEPCNT": 4,
+    }
+
+
+class FakeIoctl:
+    """Stands for Windows' socket.ioctl, which Linux has not: records each call."""
+
+    def __init__(self, error: OSError | None = None) -> None:
+        self.calls: list[tuple[int, int, Any]] = []
+        self.error = error
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Make this the ``ioctl`` method of every ``socket.socket``."""
+
+        def ioctl(sock: socket.socket, control: int, values: Any) -> None:
+            assert isinstance(sock, socket.socket)  # a real socket, not a TransportSocket
+            self.calls.append((sock.fileno(), control, values))
+            if self.error is not None:
+                raise self.error
+
+        monkeypatch.setattr(socket.socket, "ioctl", ioctl, raising=False)
+
+
+@pytest.fixture
+def windows(monkeypatch: pytest.MonkeyPatch) -> FakeIoctl:
+    """Windows' SIO_KEEPALIVE_VALS constant and socket.ioctl."""
+    ioctl = FakeIoctl()
+    monkeypatch.setattr(socket, "SIO_KEEPALIVE_VALS", SIO_KEEPALIVE_VALS, raising=False)
+    ioctl.install(monkeypatch)
+    return ioctl
+
+
+def test_windows_1709_uses_the_options_not_the_ioctl(
+    windows: FakeIoctl, tcp_pair: tuple[socket.socket, socket.socket]
+) -> None:
+    _, server = tcp_pair
+    assert set_keepalive(server, idle=12, interval=3, count=4) == {
+        "SO_KEEPALIVE": 1,
+        "TCP_KEEPIDLE": 12,
+        "TCP_KEEPINTVL": 3,
+        "TCP_KEEPCNT": 4,
+    }
+    assert windows.calls == []
+
+
+def test_old_windows_falls_back_to_the_ioctl_through_a_borrowed_socket(
+    monkeypatch: pytest.MonkeyPatch,
+    windows: FakeIoctl,
+    tcp_pair: tuple[socket.socket, socket.socket],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Windows before 10 1709 has the constants in Python but refuses the options.
+    monkeypatch.setattr(socket, "TCP_KEEPIDLE", UNKNOWN_OPTION)
+    monkeypatch.setattr(socket, "TCP_KEEPINTVL", UNKNOWN_OPTION + 1)
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    _, server = tcp_pair
+    transport_like = TransportSocket(server)  # has no ioctl()
+    applied = set_keepalive(transport_like, idle=12, interval=3, count=4)
+    assert applied == {
+        "SO_KEEPALIVE": 1,
+        "SIO_KEEPALIVE_VALS.keepalivetime": 12_000,
+        "SIO_KEEPALIVE_VALS.keepaliveinterval": 3_000,
+        "TCP_KEEPCNT": 4,
+    }
+    assert windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 12_000, 3_000))]
+    # The borrowed socket object was detached: the descriptor is still open and live.
+    assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+    assert server.send(b"x") == 1
+    assert caplog.records == []
+
+
+def test_windows_without_the_constants_uses_the_ioctl(
+    monkeypatch: pytest.MonkeyPatch,
+    windows: FakeIoctl,
+    tcp_pair: tuple[socket.socket, socket.socket],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.delattr(socket, "TCP_KEEPIDLE")
+    monkeypatch.delattr(socket, "TCP_KEEPINTVL")
+    monkeypatch.delattr(socket, "TCP_KEEPCNT")
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    _, server = tcp_pair
+    applied = set_keepalive(server, idle=30, interval=5, count=4)
+    assert applied == {
+        "SO_KEEPALIVE": 1,
+        "SIO_KEEPALIVE_VALS.keepalivetime": 30_000,
+        "SIO_KEEPALIVE_VALS.keepaliveinterval": 5_000,
+    }
+    assert windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 30_000, 5_000))]
+    # Only the probe count is beyond the ioctl, and it is said so once.
+    assert [record.getMessage() for record in caplog.records] == [
+        f"TCP keepalive: TCP_KEEPCNT is not available on this platform ({sys.platform}); "
+        "the probe count stays at the system default"
+    ]
+
+
+def test_a_refused_ioctl_is_logged_at_debug(
+    monkeypatch: pytest.MonkeyPatch,
+    tcp_pair: tuple[socket.socket, socket.socket],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ioctl = FakeIoctl(OSError(errno.EINVAL, "Invalid argument"))
+    monkeypatch.setattr(socket, "SIO_KEEPALIVE_VALS", SIO_KEEPALIVE_VALS, raising=False)
+    ioctl.install(monkeypatch)
+    monkeypatch.setattr(socket, "TCP_KEEPIDLE", UNKNOWN_OPTION)
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    _, server = tcp_pair
+    applied = set_keepalive(server, idle=30, interval=5, count=4)
+    # TCP_KEEPIDLE failed, the ioctl failed; TCP_KEEPINTVL is then not retried
+    # separately, TCP_KEEPCNT still applies.
+    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPCNT": 4}
+    assert len(ioctl.calls) == 1
+    [record] = caplog.records
+    assert record.levelno == logging.DEBUG
+    assert "SIO_KEEPALIVE_VALS refused" in record.getMessage()
+
+
+def test_openbsd_gets_so_keepalive_alone_and_one_warning_per_option(
+    monkeypatch: pytest.MonkeyPatch,
+    tcp_pair: tuple[socket.socket, socket.socket],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for name in ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT"):
+        monkeypatch.delattr(socket, name)
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    client, server = tcp_pair
+    assert set_keepalive(server, idle=5) == {"SO_KEEPALIVE": 1}
+    assert set_keepalive(client, idle=5) == {"SO_KEEPALIVE": 1}
+    assert set_keepalive(client, idle=6) == {"SO_KEEPALIVE": 1}  # other settings, same platform
+    assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 3
+    for option, warning in zip(
+        ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT"), warnings, strict=True
+    ):
+        assert warning.startswith(f"TCP keepalive: {option} is not available on this platform")
+
+
+def test_missing_tcp_user_timeout_is_warned_only_when_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+    tcp_pair: tuple[socket.socket, socket.socket],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.delattr(socket, "TCP_USER_TIMEOUT")
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    _, server = tcp_pair
+    assert "TCP_USER_TIMEOUT" not in set_keepalive(server)
+    assert caplog.records == []
+    assert "TCP_USER_TIMEOUT" not in set_keepalive(server, user_timeout=100_000)
+    [record] = caplog.records
+    assert "TCP_USER_TIMEOUT is not available" in record.getMessage()
+    assert record.getMessage().endswith("user_timeout is ignored")
+
+
+def test_an_option_the_kernel_refuses_is_skipped_at_debug(
+    monkeypatch: pytest.MonkeyPatch,
+    tcp_pair: tuple[socket.socket, socket.socket],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setattr(socket, "TCP_KEEPINTVL", UNKNOWN_OPTION)
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    _, server = tcp_pair
+    applied = set_keepalive(server, idle=13, interval=3, count=2)
+    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 13, "TCP_KEEPCNT": 2}
+    [record] = caplog.records
+    assert record.levelno == logging.DEBUG
+    assert record.getMessage().startswith(
+        f"TCP keepalive: TCP_KEEPINTVL refused on fd {server.fileno()}"
+    )
+    assert f"[Errno {errno.ENOPROTOOPT}]" in record.getMessage()
+
+
+def test_a_closed_socket_is_refused_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    sock = socket.socket()
+    sock.close()
+    assert set_keepalive(sock) == {}
+    [record] = caplog.records
+    assert record.levelno == logging.DEBUG
+    assert "SO_KEEPALIVE refused" in record.getMessage()
+    assert f"[Errno {errno.EBADF}]" in record.getMessage()
+
+
+def test_bad_arguments_raise_before_touching_the_socket(
+    tcp_pair: tuple[socket.socket, socket.socket],
+) -> None:
+    _, server = tcp_pair
+    with pytest.raises(ValueError, match=r"^count must be from 1 to 127 probes, got 128$"):
+        set_keepalive(server, count=128)
+    with pytest.raises(TypeError, match=r"^interval must be an int"):
+        set_keepalive(server, interval=2.5)  # type: ignore[arg-type]
+    assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
