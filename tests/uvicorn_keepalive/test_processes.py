@@ -1,0 +1,211 @@
+"""uvicorn's CLI, uvicorn.run(workers=2) and gunicorn, each in its own process tree.
+
+What the server applied is read from outside, as an operator would: ``ss -tno`` lists
+the server's end of each connection with ``timer:(keepalive,<time left>,<probes>)``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.uvicorn_keepalive.servers import get
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+APP = "tests.uvicorn_keepalive.servers:hello"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2)"),
+]
+
+
+class Server:
+    """A server process whose standard error is collected line by line."""
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def wait_for(self, pattern: str, count: int = 1, timeout: float = 20) -> re.Match[str]:
+        """Wait until ``pattern`` matched ``count`` lines of standard error."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            matches = [m for line in list(self.lines) if (m := re.search(pattern, line))]
+            if len(matches) >= count:
+                return matches[0]
+            if self.process.poll() is not None:
+                self._reader.join(5)
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} x{count} not seen; stderr:\n{self.stderr}")
+
+    def wait_exit(self, timeout: float = 30) -> int:
+        code = self.process.wait(timeout)
+        self._reader.join(5)
+        return code
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.wait_exit()
+
+
+@pytest.fixture
+def servers() -> Iterator[list[Server]]:
+    started: list[Server] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
+def keepalive_timers(port: int) -> list[float]:
+    """Seconds left on the keepalive timer of each established server-side socket of ``port``."""
+    output = subprocess.run(
+        ["ss", "-tnoH", "state", "established", f"( sport = :{port} )"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    timers = []
+    for line in output.splitlines():
+        match = re.search(r"timer:\(keepalive,([^,]+),\d+\)", line)
+        assert match, f"no keepalive timer on a server-side socket: {line}"
+        timers.append(_seconds(match[1]))
+    return timers
+
+
+def _seconds(text: str) -> float:
+    # ss prints e.g. "1min2sec", "41sec", "9.871ms" or "1h5min".
+    units = {"h": 3600.0, "min": 60.0, "sec": 1.0, "ms": 0.001}
+    parts = re.findall(r"([\d.]+)(h|min|sec|ms)", text)
+    assert parts, text
+    return sum(float(value) * units[unit] for value, unit in parts)
+
+
+def assert_served_with_idle(port: int, idle: int, connections: int = 4) -> None:
+    """Open connections, get a response on each, and read their keepalive timers."""
+    clients = [get(port)[0] for _ in range(connections)]
+    try:
+        timers = keepalive_timers(port)
+        assert len(timers) == connections
+        for left in timers:
+            # The timer restarts at each packet: it reads idle minus a few seconds at most.
+            assert idle - 10 < left <= idle, timers
+    finally:
+        for client in clients:
+            client.close()
+
+
+def uvicorn_cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", "0", *args]
+
+
+RUNNING = r"Uvicorn running on http://127\.0\.0\.1:(\d+)"
+ENVIRONMENT = {
+    "UVICORN_KEEPALIVE_IDLE": "41",
+    "UVICORN_KEEPALIVE_INTERVAL": "7",
+    "UVICORN_KEEPALIVE_COUNT": "4",
+}
+
+
+def test_cli_with_two_workers_and_the_environment(servers: list[Server]) -> None:
+    argv = uvicorn_cli("--http", "uvicorn_keepalive:Protocol", "--workers", "2", "--lifespan=off")
+    server = Server([*argv, APP], ENVIRONMENT)
+    servers.append(server)
+    port = int(server.wait_for(RUNNING)[1])
+    server.wait_for(r"Started server process", count=2)
+    assert_served_with_idle(port, idle=41)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_cli_bad_variable_stops_startup_naming_it(servers: list[Server], workers: str) -> None:
+    server = Server(
+        uvicorn_cli("--http", "uvicorn_keepalive:Protocol", "--workers", workers, APP),
+        {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "0"},
+    )
+    servers.append(server)
+    code = server.wait_exit()
+    message = "UVICORN_KEEPALIVE_IDLE='0' is invalid: idle must be from 1 to 32767 seconds, got 0"
+    assert message in server.stderr
+    assert "Application startup complete" not in server.stderr
+    assert "Traceback" not in server.stderr
+    if workers == "1":
+        assert code == 3  # uvicorn's STARTUP_FAILURE
+    else:
+        # Each worker exits with STARTUP_FAILURE and uvicorn's supervisor stops instead
+        # of respawning it. The supervisor's own status is uvicorn's choice: 0.54 exits
+        # 0 after a worker failed to boot, as it does for an unimportable app.
+        assert "failed to start, stopping the parent process" in server.stderr
+
+
+@pytest.mark.parametrize("http", ["httptools", "h11"])
+def test_uvicorn_run_pickles_protocol_into_two_workers(servers: list[Server], http: str) -> None:
+    script = (
+        "import uvicorn, uvicorn_keepalive\n"
+        f"http = uvicorn_keepalive.protocol(idle=43, interval=6, count=5, http={http!r})\n"
+        f"uvicorn.run({APP!r}, host='127.0.0.1', port=0, workers=2, lifespan='off', http=http)\n"
+    )
+    server = Server([sys.executable, "-c", script], {})
+    servers.append(server)
+    port = int(server.wait_for(RUNNING)[1])
+    server.wait_for(r"Started server process", count=2)
+    assert_served_with_idle(port, idle=43)
+
+
+def gunicorn(*args: str) -> list[str]:
+    return [sys.executable, "-m", "gunicorn", "--bind", "127.0.0.1:0", "--workers", "1", *args]
+
+
+@pytest.mark.parametrize("worker", ["UvicornWorker", "UvicornH11Worker"])
+def test_gunicorn_worker(servers: list[Server], worker: str) -> None:
+    server = Server(
+        gunicorn("-k", f"uvicorn_keepalive.workers.{worker}", APP),
+        {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "44"},
+    )
+    servers.append(server)
+    port = int(server.wait_for(r"Listening at: http://127\.0\.0\.1:(\d+)")[1])
+    server.wait_for(r"Application startup complete|Started server process")
+    assert_served_with_idle(port, idle=44)
+
+
+def test_gunicorn_bad_variable_stops_the_arbiter(servers: list[Server]) -> None:
+    server = Server(
+        gunicorn("-k", "uvicorn_keepalive.workers.UvicornWorker", APP),
+        {"UVICORN_KEEPALIVE_COUNT": "500"},
+    )
+    servers.append(server)
+    assert server.wait_exit() != 0
+    assert "UVICORN_KEEPALIVE_COUNT='500' is invalid" in server.stderr
+    assert "Booting worker" not in server.stderr
