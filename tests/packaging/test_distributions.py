@@ -244,3 +244,14 @@ def test_workspace_root_is_never_published() -> None:
     assert '"Private :: Do Not Upload"' in classifiers.group(1)
     assert "[build-system]" not in root
     assert re.search(r"^\[tool\.uv\]\npackage = false$", root, re.MULTILINE)
+
+
+def test_ci_runs_the_same_command_as_a_developer() -> None:
+    ci = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    assert re.search(r"^\s+run: sudo .* \.ci/run$", ci, re.MULTILINE)
+    assert "workflow_call:" in ci  # the release workflows run it before publishing
+    assert "exec scripts/test" in (ROOT / ".ci" / "run").read_text()
+    for package in PACKAGES:
+        name = package.replace("_", "-")
+        release = (ROOT / ".github" / "workflows" / f"release-{name}.yml").read_text()
+        assert "uses: ./.github/workflows/ci.yml" in release
