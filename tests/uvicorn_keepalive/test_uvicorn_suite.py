@@ -1,0 +1,103 @@
+"""uvicorn's own HTTP protocol tests pass with Protocol and H11Protocol in place of its classes.
+
+The tests come from the sdist of the installed uvicorn (downloaded once with pip, cached
+in .cache/uvicorn-tests/<version>/) and run in a child pytest with uvicorn's pytest
+configuration and the ``http_protocol_cls`` fixture of uvicorn_suite_conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CACHE = ROOT / ".cache" / "uvicorn-tests"
+
+pytestmark = pytest.mark.slow
+
+
+def uvicorn_tests(uvicorn_version: str) -> Path:
+    """The directory holding uvicorn's tests/ and pyproject.toml for ``uvicorn_version``."""
+    target = CACHE / uvicorn_version
+    if (target / "pyproject.toml").exists():
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"uvicorn=={uvicorn_version}",
+                "--dest",
+                scratch,
+            ],
+            check=True,
+        )
+        [archive] = Path(scratch).glob("uvicorn-*.tar.gz")
+        top = f"uvicorn-{uvicorn_version}/"
+        with tarfile.open(archive) as sdist:
+            members = [
+                member
+                for member in sdist.getmembers()
+                if member.name.startswith(f"{top}tests/") or member.name == f"{top}pyproject.toml"
+            ]
+            sdist.extractall(scratch, members=members, filter="data")
+        # Only tests/ and pyproject.toml: uvicorn itself must come from site-packages.
+        (Path(scratch) / top).rename(target)
+    return target
+
+
+def test_uvicorn_http_protocol_suite() -> None:
+    suite = uvicorn_tests(version("uvicorn"))
+    shutil.copyfile(
+        HERE / "uvicorn_suite_conftest.py", suite / "tests" / "protocols" / "conftest.py"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-v",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(suite),
+            "-c",
+            str(suite / "pyproject.toml"),
+            "tests/protocols/test_http.py",
+        ],
+        cwd=suite,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report
+    passed = re.findall(r"\[uvicorn_keepalive\.(H11Protocol|Protocol)\S*\] PASSED", report)
+    assert passed.count("Protocol") > 50, report
+    assert passed.count("H11Protocol") > 50, report
+    assert "FAILED" not in report
+    # The modules under test really were the installed ones, not copies from the sdist.
+    assert not (suite / "uvicorn").exists()
