@@ -138,11 +138,14 @@ def publish(results: dict[str, Any], out: Path, docs: bool) -> None:
     """Write results.json, results.md and the plots into ``out``; the docs page if asked."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    plots.draw_all(results, out)
-    (out / "results.md").write_text("# Benchmark results\n\n" + render(results, "") + "\n")
+    drawn = plots.draw_all(results, out)
+    notes_file = out / "notes.md"
+    notes = notes_file.read_text() if notes_file.is_file() else ""
+    report = render(results, "", notes, drawn)
+    (out / "results.md").write_text("# Benchmark results\n\n" + report + "\n")
     print(f"results in {out}", file=sys.stderr)
     if docs:
-        page = docs_page.write(results, out, ROOT / "docs")
+        page = docs_page.write(results, out, ROOT / "docs", notes, drawn)
         print(f"docs page {page}", file=sys.stderr)
 
 

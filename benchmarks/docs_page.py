@@ -1,6 +1,7 @@
 """Write docs/benchmarks.md: how the benchmarks work, then the committed results."""
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ file without measuring.
   core, wrk the other), `--latency` percentiles from a Lua `done` hook. A run lasts at least
   the profile's duration and long enough for ~15 requests of slow configurations. After each
   run the harness waits until the server is idle again: wrk leaves one request in flight per
-  connection, which uvicorn still computes. A run whose leftover work would exceed 15 s
+  connection, which uvicorn still computes. A run whose leftover work would exceed 10 s
   (256 connections on the slowest configurations) is skipped and listed.
 - **Interleaving.** Rounds (at least 3) go over every workload; within a round the
   configurations of a workload run back to back, their order rotated each round. Tables show
@@ -73,16 +74,23 @@ file without measuring.
 """
 
 
-def write(results: dict[str, Any], plot_dir: Path, docs_dir: Path) -> Path:
+def write(
+    results: dict[str, Any], plot_dir: Path, docs_dir: Path, notes: str, plots: Sequence[str]
+) -> Path:
     """Write ``docs_dir/benchmarks.md`` and copy the plots to ``docs_dir/assets/benchmarks``.
+
+    ``notes`` (hand-written Markdown) is shown after the goal table; ``plots`` are the file
+    names of the plots drawn into ``plot_dir``. Images of other plots are removed.
 
     Returns:
         The page's path.
     """
     assets = docs_dir / "assets" / "benchmarks"
     assets.mkdir(parents=True, exist_ok=True)
-    for plot in plot_dir.glob("*.png"):
-        shutil.copyfile(plot, assets / plot.name)
+    for stale in assets.glob("*.png"):
+        stale.unlink()
+    for name in plots:
+        shutil.copyfile(plot_dir / name, assets / name)
     page = docs_dir / "benchmarks.md"
-    page.write_text(_INTRO + render(results, image_prefix="assets/benchmarks/") + "\n")
+    page.write_text(_INTRO + render(results, "assets/benchmarks/", notes, plots) + "\n")
     return page

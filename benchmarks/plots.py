@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # after matplotlib.use: the backend is chosen first
+from matplotlib.ticker import NullFormatter
 
 from benchmarks.analysis import inprocess_spreads, scaling, summarize
 
@@ -37,6 +38,7 @@ def serialization(results: dict[str, Any], path: Path, concurrency: int = 32) ->
         colors = ["tab:orange" if c.startswith("dispatch") else "tab:blue" for c in names]
         axis.barh(names, values, xerr=[lows, highs], color=colors)
         axis.set_xscale("log")
+        axis.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short decades
         axis.invert_yaxis()
         axis.set_title(cell, fontsize=10)
         axis.set_xlabel("requests/s (log)")
@@ -68,24 +70,34 @@ def scaling_plot(results: dict[str, Any], path: Path) -> bool:
 
 
 def inprocess(results: dict[str, Any], path: Path, body: str = "tokens-65536") -> bool:
-    """Plot microseconds per call of each in-process candidate; False if no data."""
+    """Plot each in-process candidate's time relative to ``orjson.dumps(d)``; False if no data.
+
+    The axis is the time ratio (log), with the issue's 1.3x bound drawn, so that the bars
+    read as "how many times orjson's own time".
+    """
     for measured in results.get("inprocess", []):
         if measured["body"] != body:
             continue
         spreads = inprocess_spreads(measured)
-        labels = [c["label"] for c in measured["candidates"]]
-        values = [spreads[c["name"]][0].median * 1e6 for c in measured["candidates"]]
+        candidates = measured["candidates"]
+        labels = [c["label"] for c in candidates]
+        ratios = [spreads[c["name"]][1] for c in candidates]
+        values = [r.median if r is not None else 1.0 for r in ratios]
+        micros = [spreads[c["name"]][0].median * 1e6 for c in candidates]
         colors = [
-            "tab:orange" if c["name"].startswith("dispatch") else "tab:blue"
-            for c in measured["candidates"]
+            "tab:orange" if c["name"].startswith("dispatch") else "tab:blue" for c in candidates
         ]
-        figure, axis = plt.subplots(figsize=(9, 0.45 * len(labels) + 1.2))
-        axis.barh(labels, values, color=colors)
+        figure, axis = plt.subplots(figsize=(10, 0.45 * len(labels) + 1.4))
+        axis.barh(labels, [v - 0.5 for v in values], left=0.5, color=colors)
         axis.set_xscale("log")
+        axis.xaxis.set_minor_formatter(NullFormatter())
+        axis.axvline(1.3, color="tab:red", linestyle=":", label="1.3x: the goal of issue 3")
         axis.invert_yaxis()
-        axis.set_xlabel(f"microseconds per call, {body} (log)")
-        for y, value in enumerate(values):
-            axis.text(value, y, f" {value:,.0f}", va="center", fontsize=8)
+        axis.set_xlabel(f"time per call / orjson.dumps(d) time, {body} (log)")
+        for y, (value, us) in enumerate(zip(values, micros, strict=True)):
+            axis.text(value, y, f" {value:.2f}x ({us:,.0f} us)", va="center", fontsize=8)
+        axis.set_xlim(0.5, max(values) * 4)
+        axis.legend(fontsize=8, loc="lower right")
         _save(figure, path)
         return True
     return False
@@ -113,13 +125,26 @@ def keepalive(results: dict[str, Any], path: Path) -> bool:
     return True
 
 
+#: Every plot by file name.
+DRAWERS = {
+    "serialization.png": serialization,
+    "scaling.png": scaling_plot,
+    "inprocess.png": inprocess,
+    "keepalive.png": keepalive,
+}
+
+
 def draw_all(results: dict[str, Any], directory: Path) -> list[str]:
-    """Draw every plot the results have data for into ``directory``; return the file names."""
+    """Draw every plot the results have data for into ``directory``; return the file names.
+
+    A plot the results have no data for is removed from ``directory``, so that no stale
+    image of an earlier run stays next to the new results.
+    """
     directory.mkdir(parents=True, exist_ok=True)
-    drawers = {
-        "serialization.png": serialization,
-        "scaling.png": scaling_plot,
-        "inprocess.png": inprocess,
-        "keepalive.png": keepalive,
-    }
-    return [name for name, draw in drawers.items() if draw(results, directory / name)]
+    drawn = []
+    for name, draw in DRAWERS.items():
+        if draw(results, directory / name):
+            drawn.append(name)
+        else:
+            (directory / name).unlink(missing_ok=True)
+    return drawn

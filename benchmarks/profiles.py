@@ -64,11 +64,11 @@ FULL = Profile(
     name="full",
     serialization_cells=_full_cells(),
     serialization=LoadSettings(
-        rounds=3, duration_s=2, max_duration_s=6, min_requests=15, drain_budget_s=15
+        rounds=3, duration_s=2, max_duration_s=6, min_requests=15, drain_budget_s=10
     ),
     keepalive_cells=_KEEPALIVE_CELLS,
     keepalive=LoadSettings(
-        rounds=5, duration_s=2, max_duration_s=2, min_requests=1, drain_budget_s=15
+        rounds=7, duration_s=2, max_duration_s=2, min_requests=1, drain_budget_s=10
     ),
     inprocess_bodies=(TRAINING, SMALL, TOOLCALL),
     inprocess_rounds=7,
@@ -77,7 +77,7 @@ FULL = Profile(
 
 QUICK = Profile(
     name="quick",
-    serialization_cells=(Cell(TRAINING, 32), Cell(SMALL, 32), Cell(TRAINING, 1)),
+    serialization_cells=(Cell(TRAINING, 32), Cell(SMALL, 32)),
     serialization=LoadSettings(
         rounds=3, duration_s=1, max_duration_s=2, min_requests=5, drain_budget_s=12
     ),

@@ -1,5 +1,6 @@
 """Render results as Markdown: the goal table, one table per workload, scaling, in process."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.analysis import inprocess_spreads, ratio, scaling, summarize
@@ -10,7 +11,7 @@ from benchmarks.stats import Spread
 PLOTS = {
     "serialization.png": "Requests/s per configuration on each body at 32 connections",
     "scaling.png": "Request time against generated tokens at concurrency 1",
-    "inprocess.png": "Serialization alone, in process, training body",
+    "inprocess.png": "Serialization alone, in process, training body: time relative to orjson",
     "keepalive.png": "Stock uvicorn against uvicorn-keepalive",
 }
 
@@ -192,8 +193,21 @@ def bodies_section(results: dict[str, Any]) -> list[str]:
     return ["## Bodies", "", *_table(["body", "generated tokens", "KB of JSON"], rows), ""]
 
 
-def render(results: dict[str, Any], image_prefix: str) -> str:
-    """Return the whole Markdown report; plots are linked as ``<image_prefix><name>``."""
+def render(
+    results: dict[str, Any],
+    image_prefix: str,
+    notes: str = "",
+    plots: Sequence[str] = tuple(PLOTS),
+) -> str:
+    """Return the whole Markdown report; plots are linked as ``<image_prefix><name>``.
+
+    Args:
+        results: The results.
+        image_prefix: Prepended to each plot's file name in the image links.
+        notes: Hand-written Markdown shown right after the goal table (the reading of the
+            figures), or empty.
+        plots: The file names of the plots that were drawn.
+    """
     machine = results["machine"]
     packages = ", ".join(f"{k} {v}" for k, v in machine["packages"].items())
     serialization_baselines = ["untyped", "typed", "orjson-limit", "bytes-limit"]
@@ -212,8 +226,13 @@ def render(results: dict[str, Any], image_prefix: str) -> str:
         f"Packages: {packages}.",
         "",
         *goals_section(results),
+        *([notes.strip(), ""] if notes.strip() else []),
         *bodies_section(results),
-        *[f"![{caption}]({image_prefix}{name})\n" for name, caption in PLOTS.items()],
+        *[
+            f"![{caption}]({image_prefix}{name})\n"
+            for name, caption in PLOTS.items()
+            if name in plots
+        ],
         *load_section(
             results,
             "serialization",
