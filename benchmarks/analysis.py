@@ -20,6 +20,7 @@ class CellSummary:
     config: str
     cell: str
     rps: Spread
+    mean_ms: float
     p50_ms: float
     p99_ms: float
     errors: int
@@ -43,6 +44,7 @@ def summarize(suite: dict[str, Any]) -> dict[tuple[str, str], CellSummary]:
             config=key[1],
             cell=key[0],
             rps=Spread.of([s["rps"] for s in samples]),
+            mean_ms=statistics.median(s["latency_us"]["mean"] for s in samples) / 1000,
             p50_ms=statistics.median(s["latency_us"]["p50"] for s in samples) / 1000,
             p99_ms=statistics.median(s["latency_us"]["p99"] for s in samples) / 1000,
             errors=sum(sum(s["errors"].values()) for s in samples),
@@ -85,15 +87,17 @@ class Scaling:
 def scaling(suite: dict[str, Any]) -> list[Scaling]:
     """Return the scaling of every configuration over the ``tokens-N@c1`` cells.
 
-    The request cost at concurrency 1 is the time of one request, end to end (1 / median
-    requests per second): the server's work plus the loopback transfer and wrk's parsing.
+    The request cost at concurrency 1 is the time of one request, end to end: wrk's mean
+    latency (median over rounds), the server's work plus the loopback transfer. The latency
+    of completed requests is used rather than 1 / requests per second, which undercounts a
+    run of a few slow requests by the one cut off at the end.
     """
     summaries = summarize(suite)
     per_config: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for (cell, config), summary in summaries.items():
         match = _TOKENS.match(cell)
-        if match and summary.rps.median > 0:
-            per_config[config].append((int(match.group(1)), 1 / summary.rps.median))
+        if match and summary.mean_ms > 0:
+            per_config[config].append((int(match.group(1)), summary.mean_ms / 1000))
     found = []
     for config, points in per_config.items():
         points.sort()

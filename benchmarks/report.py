@@ -145,8 +145,9 @@ def scaling_section(results: dict[str, Any]) -> list[str]:
     return [
         "## Scaling with the number of generated tokens",
         "",
-        "Time of one request at concurrency 1 (1 / median req/s) for bodies of N generated "
-        "tokens (prompt N/16); the slope is the least-squares fit of that time against N.",
+        "Time of one request at concurrency 1 (wrk's mean latency, median over rounds) for "
+        "bodies of N generated tokens (prompt N/16); the slope is the least-squares fit of "
+        "that time against N.",
         "",
         *_table(header, rows),
         "",
