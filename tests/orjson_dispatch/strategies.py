@@ -17,6 +17,7 @@ Every generated model class is built with ``pydantic.create_model`` and is uniqu
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import enum
@@ -470,8 +471,10 @@ def model_specs(draw: st.DrawFn, depth: int = 1) -> TypeSpec:
         if draw(st.integers(0, 5)) == 0:
             kwargs["exclude"] = True
         if draw(st.booleans()):
-            kwargs["default"] = draw(spec.values)
-            optional.add(name)
+            default = draw(spec.values)
+            if _copyable(default):  # pydantic deep-copies mutable defaults
+                kwargs["default"] = default
+                optional.add(name)
         fields[name] = (spec.annotation, Field(**kwargs))
         strategies[name] = spec.values
     if len(set(_serialized_names(fields, alias_generator))) != len(fields):
@@ -503,6 +506,14 @@ def model_specs(draw: st.DrawFn, depth: int = 1) -> TypeSpec:
         **fields,
     )
     return TypeSpec(model, _instances(model, strategies, optional, extra), False, model)
+
+
+def _copyable(value: Any) -> bool:
+    try:
+        copy.deepcopy(value)
+    except Exception:  # any failure: not usable as a default
+        return False
+    return True
 
 
 def _serialized_names(fields: dict[str, Any], generator: Callable[[str], str] | None) -> list[str]:

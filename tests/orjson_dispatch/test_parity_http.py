@@ -216,7 +216,11 @@ def typed_cases(draw: st.DrawFn) -> TypedCase:
         spec=spec,
         returned=draw(returned_values(spec)),
         declared=draw(st.sampled_from(["annotation", "annotation", "response_model", "both"])),
-        options=draw(st.just({}) | route_options(spec)),
+        options={
+            **draw(route_options(spec) | st.builds(dict)),
+            # An explicit response class switches FastAPI from dump_json to dump_python + render.
+            **draw(st.sampled_from([{}, {}, {}, {}, {"response_class": JSONResponse}]).map(dict)),
+        },
         is_async=draw(st.booleans()),
     )
 
