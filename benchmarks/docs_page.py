@@ -67,7 +67,9 @@ file without measuring.
 - **Keepalive.** A raw ASGI app answering `{}` (`benchmarks/apps/plain.py`), 32 connections,
   with `Connection: close` (a new TCP connection per request) and with long-lived
   connections; stock `HttpToolsProtocol` against `uvicorn_keepalive.Protocol`, with 1 and 2
-  workers.
+  workers, and a second stock server (`stock-b`) whose ratio to the first (an A/A
+  comparison) shows how far apart two identical servers measure: the noise floor against
+  which the 0.97x goal is read.
 
 ## Results
 
