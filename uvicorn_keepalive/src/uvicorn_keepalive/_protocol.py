@@ -8,13 +8,17 @@ import functools
 from collections.abc import Callable
 from typing import Any, ClassVar, cast
 
-from uvicorn.config import STARTUP_FAILURE
 from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from uvicorn_keepalive import _socket
 from uvicorn_keepalive._log import logger
 from uvicorn_keepalive._settings import KeepaliveSettings
+
+# The exit status of a server that failed to start: uvicorn's STARTUP_FAILURE (in
+# uvicorn.main before 0.36, uvicorn.config since) and gunicorn's WORKER_BOOT_ERROR,
+# on which both stop instead of respawning the worker.
+STARTUP_FAILURE = 3
 
 _Steps = tuple["_socket._Option | _socket._KeepaliveVals", ...]
 
