@@ -85,6 +85,13 @@ def _with_rounds(profile: Profile, rounds: int | None) -> Profile:
 def measure_all(profile: Profile, suites: set[str], wrk: str, command: str) -> dict[str, Any]:
     """Run the selected suites of ``profile`` and return the JSON-ready results."""
     started = time.monotonic()
+    load = os.getloadavg()[0]
+    if load > 0.5 * (os.cpu_count() or 1):
+        print(
+            f"benchmarks: load average {load:.1f} on {os.cpu_count()} CPUs: other work on this "
+            "machine will add noise; the ratios stay comparable, absolute figures will not",
+            file=sys.stderr,
+        )
     results: dict[str, Any] = {
         "schema": 1,
         "profile": profile.name,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.wrk import WrkError, parse_wrk_output, wrk_command
+from benchmarks.wrk import WrkError, parse_wrk_output, require_wrk, wrk_command
 
 # What wrk prints with benchmarks/wrk_report.lua: its own report, then the JSON line.
 OUTPUT = """\
@@ -43,3 +43,9 @@ def test_command_uses_one_thread_the_lua_hook_and_connection_close() -> None:
     assert command[-1] == "http://x/"
     churn = wrk_command("wrk", "http://x/", connections=1, duration_s=1, timeout_s=1, close=True)
     assert churn[churn.index("--header") + 1] == "Connection: close"
+
+
+def test_missing_wrk_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(WrkError, match=r"scripts/system-packages.*apt-get install wrk"):
+        require_wrk()
