@@ -22,6 +22,7 @@ def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for cls in (_protocol.Protocol, _protocol.H11Protocol):
         monkeypatch.setattr(cls, "keepalive", None)
         monkeypatch.setattr(cls, "_keepalive_steps", None)
+    monkeypatch.setattr(_protocol, "_environment_failed", False)
     for name in ("Protocol", "H11Protocol"):
         # The package caches them once looked up; the lookup is the startup hook.
         monkeypatch.delitem(vars(uvicorn_keepalive), name, raising=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import logging
 import socket
@@ -12,12 +13,15 @@ from typing import Any
 
 import pytest
 import trustme
+import uvicorn
+from uvicorn.server import ServerState
 
 import uvicorn_keepalive
 from tests.uvicorn_keepalive.servers import (
     REQUEST,
     expected,
     get,
+    hello,
     keepalive_options,
     read_response,
     running_server,
@@ -117,7 +121,8 @@ def test_tls(tmp_path: Path) -> None:
             assert keepalive_options(accepted) == expected(23, 4, 2)
 
 
-def test_inherited_file_descriptor(count_applications: list[int]) -> None:
+@pytest.mark.parametrize("loop", LOOPS)
+def test_inherited_file_descriptor(loop: str) -> None:
     # uvicorn --fd labels the listener AF_UNIX (socket.fromfd(fd, AF_UNIX, ...)).
     with socket.create_server(("127.0.0.1", 0)) as listener:
         port = listener.getsockname()[1]
@@ -186,3 +191,106 @@ def test_connections_reset_by_the_peer_leave_nothing_behind(
             assert response.startswith(b"HTTP/1.1 200 OK")
             assert keepalive_options(running.server_side_socket(client))["TCP_KEEPIDLE"] == 30
     assert running.server.server_state.connections == set()
+
+
+class StubTransport:
+    """A transport as uvicorn's own protocol tests build it: its socket is whatever is given."""
+
+    def __init__(self, sock: Any) -> None:
+        self.sock = sock
+
+    def get_extra_info(self, key: str, default: Any = None) -> Any:
+        extra = {"socket": self.sock, "sockname": ("127.0.0.1", 8000)}
+        return extra.get(key, default)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def connect(cls: type[Any], sock: Any) -> Any:
+    """Build ``cls`` as uvicorn's server does and hand it a stub transport."""
+    loop = asyncio.new_event_loop()
+    try:
+        config = uvicorn.Config(hello, http=cls, lifespan="off", log_config=None)
+        config.load()
+        state = ServerState()
+        instance = cls(config=config, server_state=state, app_state={}, _loop=loop)
+        instance.connection_made(StubTransport(sock))
+        assert state.connections == {instance}  # uvicorn's connection_made ran
+        return instance
+    finally:
+        loop.close()
+
+
+def test_a_transport_without_a_socket_is_skipped_silently(
+    count_applications: list[int], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    connect(protocol(idle=5), None)
+    assert count_applications == []
+    assert caplog.records == []
+
+
+class BrokenSocket:
+    """A socket object whose setsockopt fails in a way no kernel does."""
+
+    family = socket.AF_INET
+
+    def fileno(self) -> int:
+        return 99
+
+    def getsockname(self) -> tuple[str, int]:
+        return ("127.0.0.1", 8000)
+
+    def getpeername(self) -> tuple[str, int]:
+        return ("127.0.0.1", 50000)
+
+    def setsockopt(self, *args: object) -> None:
+        raise RuntimeError("not a socket after all")
+
+
+def test_an_unexpected_error_is_logged_and_the_connection_proceeds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    connect(protocol(idle=5), BrokenSocket())
+    [record] = caplog.records
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+    assert "unexpected failure" in record.getMessage()
+
+
+def test_the_private_class_reads_the_environment_at_the_first_connection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Without the package's startup hook (an import path into the private module),
+    # the settings are still read from the environment, once.
+    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "27")
+    with running_server(http="uvicorn_keepalive._protocol:Protocol") as running:
+        client, _ = get(running.port)
+        with client:
+            assert keepalive_options(running.server_side_socket(client)) == expected(27, 10, 3)
+
+
+def test_the_private_class_with_a_bad_variable_serves_without_keepalive(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    count_applications: list[int],
+) -> None:
+    monkeypatch.setenv("UVICORN_KEEPALIVE_COUNT", "0")
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    with running_server(http="uvicorn_keepalive._protocol:Protocol") as running:
+        for _ in range(3):
+            client, response = get(running.port)
+            client.close()
+            assert response.startswith(b"HTTP/1.1 200 OK")
+    assert count_applications == []
+    [record] = caplog.records  # once per process, not per connection
+    assert record.levelno == logging.ERROR
+    assert record.getMessage() == (
+        "UVICORN_KEEPALIVE_COUNT='0' is invalid: count must be from 1 to 127 probes, got 0; "
+        "TCP keepalive stays off in this process"
+    )

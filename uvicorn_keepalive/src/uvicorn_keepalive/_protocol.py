@@ -118,14 +118,20 @@ def environment_class(name: str) -> type[_Keepalive]:
     return _BARE[name]
 
 
+_environment_failed = False
+
+
 def _environment_steps_or_none() -> _Steps | None:
     # Only reached by a subclass imported from this private module without the
     # startup hook; a bad variable can no longer stop startup, so it disables
     # keepalive for this process instead of failing every connection.
+    global _environment_failed  # noqa: PLW0603 - a once-per-process flag
+    if _environment_failed:
+        return None
     try:
         _read_environment()
     except ValueError as exc:
-        Protocol._keepalive_steps = H11Protocol._keepalive_steps = ()
+        _environment_failed = True
         logger.error("%s; TCP keepalive stays off in this process", exc)
         return None
     return Protocol._keepalive_steps
