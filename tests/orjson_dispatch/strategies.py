@@ -12,11 +12,15 @@ Three families:
   dataclasses, enums, temporal types, UUID, Decimal, sets, bytes, paths, IP addresses, secrets,
   non-str dict keys, big integers and numpy scalars/arrays.
 
-Every generated model class is built with ``pydantic.create_model`` and is unique per draw.
+Also the oracles for the deliberate differences (``denumpy``, ``nonfinite_to_null``), the JSON
+comparison (``same_json``) and the HTTP harness (``serve``: one FastAPI app per case, requested
+in process). Every generated model class is built with ``pydantic.create_model``, unique per
+draw.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import datetime as dt
@@ -35,7 +39,9 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Literal, Optional, Union
 
+import httpx
 import numpy as np
+from fastapi import FastAPI
 from hypothesis import event
 from hypothesis import strategies as st
 from pydantic import (
@@ -711,3 +717,58 @@ def _constant(name: str) -> Any:
     # pydantic's ser_json_inf_nan="constants" writes NaN/Infinity tokens; compare them as strings
     # so that NaN equals NaN.
     return f"<{name}>"
+
+
+# --- HTTP harness: one FastAPI app per case, requested in process -------------------------------
+
+UNTYPED = object()
+"""Marker: the endpoint has no return annotation."""
+
+
+def make_endpoint(value: Any, *, annotation: Any, is_async: bool) -> Callable[[], Any]:
+    """A fresh endpoint function returning ``value``, declared ``-> annotation``."""
+    endpoint: Callable[[], Any]
+    if is_async:
+
+        async def async_endpoint() -> Any:
+            return value
+
+        endpoint = async_endpoint
+    else:
+
+        def sync_endpoint() -> Any:
+            return value
+
+        endpoint = sync_endpoint
+    if annotation is UNTYPED:
+        del endpoint.__annotations__["return"]
+    else:
+        endpoint.__annotations__["return"] = annotation
+    return endpoint
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """One route of a parity app."""
+
+    path: str
+    endpoint: Callable[..., Any]
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def serve(*routes: Route) -> dict[str, httpx.Response]:
+    """Build a FastAPI app with ``routes``, GET each one once and return the responses by path.
+
+    The app runs in process behind httpx's ASGI transport; an exception in the app becomes the
+    500 answer Starlette's ServerErrorMiddleware sends, as under a server.
+    """
+    app = FastAPI()
+    for route in routes:
+        app.add_api_route(route.path, route.endpoint, methods=["GET"], **route.options)
+    return asyncio.run(_get_all(app, [route.path for route in routes]))
+
+
+async def _get_all(app: FastAPI, paths: list[str]) -> dict[str, httpx.Response]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        return {path: await client.get(path) for path in paths}

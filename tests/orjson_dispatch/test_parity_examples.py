@@ -1,0 +1,180 @@
+"""Single examples the parity property tests found, each against FastAPI itself.
+
+Every case here was a counterexample once (or is a deliberate difference pinned down exactly);
+they run on every commit, fast, with a readable name, whatever hypothesis draws that day.
+"""
+
+import datetime as dt
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
+
+from orjson_dispatch import dispatch, dumps
+from tests.orjson_dispatch.strategies import (
+    UNTYPED,
+    Point,
+    Route,
+    json_pairs,
+    make_endpoint,
+    serve,
+)
+
+
+def fastapi_untyped(value: Any) -> bytes:
+    return bytes(JSONResponse(jsonable_encoder(value)).body)
+
+
+def answers(value: Any, annotation: Any = UNTYPED, **route: Any) -> tuple[int, bytes, int, bytes]:
+    """FastAPI's and dispatch's (status, body) for an endpoint returning ``value``."""
+    got = serve(
+        Route("/fastapi", make_endpoint(value, annotation=annotation, is_async=True), route),
+        Route(
+            "/dispatch",
+            dispatch(make_endpoint(value, annotation=annotation, is_async=True)),
+            route,
+        ),
+    )
+    fastapi, ours = got["/fastapi"], got["/dispatch"]
+    return fastapi.status_code, fastapi.content, ours.status_code, ours.content
+
+
+# --- untyped: dict keys ----------------------------------------------------------------------
+
+
+def test_sqlalchemy_state_keys_are_dropped_like_jsonable_encoder() -> None:
+    """jsonable_encoder(sqlalchemy_safe=True) drops str keys starting with ``_sa``."""
+    value = {"_sa_instance_state": object(), "_sa": 1, "name": "x", "_s": 2}
+    assert fastapi_untyped(value) == b'{"name":"x","_s":2}'
+    assert json_pairs(dumps(value)) == [("name", "x"), ("_s", 2)]
+    status, body, our_status, our_body = answers(value)
+    assert (our_status, json_pairs(our_body)) == (status, json_pairs(body))
+
+
+@pytest.mark.parametrize("key", [2**64, 2**100, -(2**63) - 1])
+def test_integer_keys_beyond_64_bits_are_written_exactly(key: int) -> None:
+    value = {key: "v"}
+    expected = fastapi_untyped(value)
+    assert expected == b'{"%d":"v"}' % key
+    assert dumps(value) == expected
+    status, body, our_status, our_body = answers(value)
+    assert (our_status, our_body) == (status, body) == (200, expected)
+
+
+@pytest.mark.parametrize("key", [5.960464477539063e-08, 1e-7, 1e16, 1.5e300, -2.5e-5])
+def test_float_keys_are_written_like_python(key: float) -> None:
+    """json.dumps writes float keys with ``float.__repr__`` (``1e-07``, ``1e+16``)."""
+    value = {key: 1}
+    assert fastapi_untyped(value) == b'{"%s":1}' % repr(key).encode()
+    assert json_pairs(dumps(value)) == json_pairs(fastapi_untyped(value))
+
+
+@pytest.mark.parametrize("key", [math.nan, math.inf, -math.inf])
+def test_non_finite_float_keys_fail_like_fastapi(key: float) -> None:
+    """FastAPI answers 500; NaN -> null is a rule for values, not for object keys."""
+    with pytest.raises(ValueError, match="Out of range float values"):
+        fastapi_untyped({key: 1})
+    with pytest.raises((TypeError, ValueError)):
+        dumps({key: 1})
+
+
+@pytest.mark.parametrize("seconds", [1, 59, -3601, 5 * 3600 + 30 * 60 + 15])
+def test_datetime_keys_keep_sub_minute_utc_offsets(seconds: int) -> None:
+    tz = dt.timezone(dt.timedelta(seconds=seconds))
+    value = {dt.datetime(2000, 1, 1, tzinfo=tz): 1, dt.time(1, 2, tzinfo=tz): 2}
+    expected = fastapi_untyped(value)
+    assert json_pairs(dumps(value)) == json_pairs(expected)
+    # Values were always right; keys go through another encoder.
+    assert dumps(list(value)) == fastapi_untyped(list(value))
+
+
+# --- untyped: dataclasses ------------------------------------------------------------------------
+
+
+def test_dataclass_holding_a_set_keeps_fastapis_element_order() -> None:
+    """FastAPI encodes dataclasses through ``dataclasses.asdict``, which deep-copies a set.
+
+    The copy can iterate in another order than the original (hash collisions): inserted as
+    0, 3, 11, this frozenset iterates 0, 11, 3 and its copy 0, 3, 11.
+    """
+    value = Point(x=0, y=frozenset([0, 3, 11]))
+    assert list(value.y) == [0, 11, 3]
+    assert fastapi_untyped(value) == b'{"x":0,"y":[0,3,11],"label":"p"}'
+    assert dumps(value) == fastapi_untyped(value)
+
+
+def test_dataclass_holding_what_asdict_cannot_copy_fails_like_fastapi() -> None:
+    import types
+
+    value = Point(x=0, y=types.MappingProxyType({}))
+    with pytest.raises(TypeError, match="pickle"):
+        fastapi_untyped(value)
+    with pytest.raises(TypeError):
+        dumps(value)
+
+
+# --- numpy ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["exclude_none", "exclude_unset", "exclude_defaults"])
+def test_empty_numpy_array_is_an_empty_list_with_every_option(flag: str) -> None:
+    """Deliberate numpy support: an array is its ``tolist()``, whatever the options.
+
+    (FastAPI answers ``{}`` for an empty array: ``dict(array)`` of nothing succeeds.)
+    """
+    value = [np.array([], dtype=np.int64), np.zeros((0, 3))]
+    assert dumps(value) == b"[[],[]]"
+    assert dumps(value, **{flag: True}) == b"[[],[]]"
+
+
+def test_float32_is_written_with_its_own_shortest_representation() -> None:
+    assert dumps(np.float32(43328352.0)) == b"43328350.0"
+    assert dumps(np.float64(0.1)) == fastapi_untyped(np.float64(0.1)) == b"0.1"
+
+
+# --- typed ---------------------------------------------------------------------------------------
+
+
+class Item(BaseModel):
+    """A model with a float."""
+
+    name: str
+    price: float
+
+
+def test_explicit_json_response_class_renders_like_fastapi() -> None:
+    """With ``response_class=JSONResponse`` FastAPI dumps to Python and renders with json.dumps.
+
+    So NaN answers 500 there (``allow_nan=False``), unlike FastAPI's default typed path.
+    """
+    nan_item = Item(name="x", price=math.nan)
+    status, _, our_status, _ = answers(nan_item, Item, response_class=JSONResponse)
+    assert status == 500
+    assert our_status == 500
+    status, body, our_status, our_body = answers(nan_item, Item)
+    assert (status, body) == (200, b'{"name":"x","price":null}')
+    assert (our_status, our_body) == (status, body)
+
+
+def test_extra_fields_come_before_computed_fields_like_pydantic() -> None:
+    """pydantic writes fields, then extra fields, then computed fields."""
+
+    class Open(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+        a: int
+
+        @computed_field  # type: ignore[prop-decorator]
+        @property
+        def total(self) -> int:
+            return self.a + 1
+
+    value = Open(a=1, z=5)  # type: ignore[call-arg]  # an extra field
+    expected = TypeAdapter(Open).dump_json(value, by_alias=True)
+    assert expected == b'{"a":1,"z":5,"total":2}'
+    assert dumps(value, response_model=Open) == expected
+    assert dumps(value) == fastapi_untyped(value)
