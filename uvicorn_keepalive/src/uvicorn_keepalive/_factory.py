@@ -61,7 +61,7 @@ def protocol(
 
     Pass the result as ``http=`` to ``uvicorn.run()`` or ``uvicorn.Config``; it
     pickles (by its settings), so ``workers > 1`` works too. The class is a
-    subclass of :class:`Protocol` (or of :class:`H11Protocol` with
+    subclass of `Protocol` (or of `H11Protocol` with
     ``http="h11"``), created once per process for each distinct set of settings:
     calling ``protocol()`` again with the same values returns the same class.
 

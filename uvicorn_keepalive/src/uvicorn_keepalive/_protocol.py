@@ -65,14 +65,14 @@ class Protocol(_Keepalive, HttpToolsProtocol):
     ``UVICORN_KEEPALIVE_IDLE``, ``_INTERVAL``, ``_COUNT`` and ``_USER_TIMEOUT``
     (defaults 60 s, 10 s, 3 probes, off), read and validated once per process when
     the class is looked up on the ``uvicorn_keepalive`` package, which uvicorn does
-    at startup. Use :func:`uvicorn_keepalive.protocol` to set them in Python.
+    at startup. Use `uvicorn_keepalive.protocol` to set them in Python.
     """
 
 
 class H11Protocol(_Keepalive, _UvicornH11Protocol):
     """uvicorn's h11 protocol with TCP keepalive on every TCP connection.
 
-    The same as :class:`Protocol` in every other respect:
+    The same as `Protocol` in every other respect:
     ``uvicorn --http uvicorn_keepalive:H11Protocol app:app``.
     """
 

@@ -1,7 +1,7 @@
 """gunicorn worker classes with TCP keepalive (install the ``gunicorn`` extra).
 
 ``gunicorn -k uvicorn_keepalive.workers.UvicornWorker app:app`` runs uvicorn-worker's
-``UvicornWorker`` with :class:`uvicorn_keepalive.Protocol`. The settings come from
+``UvicornWorker`` with `uvicorn_keepalive.Protocol`. The settings come from
 the ``UVICORN_KEEPALIVE_*`` environment variables, read and validated when gunicorn's
 arbiter imports this module, before it forks any worker.
 """
@@ -18,12 +18,12 @@ __all__ = ["UvicornH11Worker", "UvicornWorker"]
 
 
 class UvicornWorker(_UvicornWorker):  # type: ignore[misc]  # uvicorn-worker is untyped
-    """uvicorn-worker's worker serving with :class:`uvicorn_keepalive.Protocol`."""
+    """uvicorn-worker's worker serving with `uvicorn_keepalive.Protocol`."""
 
     CONFIG_KWARGS: ClassVar[dict[str, Any]] = {"loop": "auto", "http": Protocol}
 
 
 class UvicornH11Worker(UvicornWorker):
-    """The same with :class:`uvicorn_keepalive.H11Protocol` on the asyncio loop."""
+    """The same with `uvicorn_keepalive.H11Protocol` on the asyncio loop."""
 
     CONFIG_KWARGS: ClassVar[dict[str, Any]] = {"loop": "asyncio", "http": H11Protocol}
