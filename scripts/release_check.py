@@ -11,7 +11,9 @@ checked before anything is built.
 
 The checks, in order; every failure is reported, then the exit status is 1:
 
-1. ``__version__`` in ``src/<package>/__init__.py`` is a string literal.
+1. ``__version__`` in ``src/<package>/__init__.py`` is a string literal; with a
+   TAG, ``CHANGELOG.md`` has a dated section for that version
+   (``## [0.1.0] - 2026-11-29``, Keep a Changelog).
 2. ``python -m build`` (sdist, then the wheel built from the sdist) yields
    exactly one sdist and one wheel named after the distribution and version.
 3. The wheel holds only ``<package>/`` (with ``py.typed``) and its
@@ -137,6 +139,21 @@ def check_tag(dist: Distribution, tag: str) -> None:
         )
 
 
+def check_changelog(dist: Distribution) -> list[str]:
+    """Problems with the changelog entry of the version being released."""
+    changelog = (ROOT / dist.package / "CHANGELOG.md").read_text()
+    # Keep a Changelog: "## [0.1.0] - 2026-11-29".
+    heading = re.compile(
+        rf"^## \[{re.escape(dist.version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", re.MULTILINE
+    )
+    if heading.search(changelog):
+        return []
+    return [
+        f"{dist.package}/CHANGELOG.md has no dated section for {dist.version} "
+        f"('## [{dist.version}] - YYYY-MM-DD'): move its entries out of Unreleased"
+    ]
+
+
 def build(dist: Distribution, outdir: Path) -> tuple[Path, Path]:
     """Build the sdist and the wheel (from the sdist) into ``outdir``."""
     outdir.mkdir(parents=True, exist_ok=True)
@@ -253,8 +270,9 @@ def release_check(package: str, tag: str | None, outdir: Path, venv: Path) -> li
     dist = read_distribution(package)
     if tag is not None:
         check_tag(dist, tag)
+    problems = [] if tag is None else check_changelog(dist)
     sdist, wheel = build(dist, outdir)
-    problems = check_wheel(dist, wheel) + check_sdist(dist, sdist)
+    problems += check_wheel(dist, wheel) + check_sdist(dist, sdist)
     problems += check_installed_alone(dist, wheel, venv)
     twine = [sys.executable, "-m", "twine", "check", "--strict", str(sdist), str(wheel)]
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import email.parser
+import importlib.util
 import json
 import re
 import subprocess
@@ -44,6 +45,8 @@ class Release:
     wheel: Path
     sdist: Path
     venv_python: Path
+    returncode: int  # of the release check
+    output: str
 
 
 def source_version(package: str) -> str:
@@ -64,7 +67,11 @@ def tag_of(package: str) -> str:
 
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Release]:
-    """Run the release check of both distributions once, side by side."""
+    """Run the release check of both distributions once, side by side.
+
+    Its verdict is test_release_check_passes; the other tests inspect what it
+    built and installed on their own.
+    """
     base = tmp_path_factory.mktemp("release")
     running = {
         package: subprocess.Popen(
@@ -81,12 +88,19 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Release]:
     results = {}
     for package, process in running.items():
         output, _ = process.communicate(timeout=300)
-        assert process.returncode == 0, f"release check of {package} failed:\n{output}"
         dist = base / package / "dist"
-        (wheel,) = dist.glob("*.whl")
-        (sdist,) = dist.glob("*.tar.gz")
+        wheels, sdists = list(dist.glob("*.whl")), list(dist.glob("*.tar.gz"))
+        venv_python = base / package / "venv/bin/python"
+        assert len(wheels) == len(sdists) == 1, f"{package} did not build:\n{output}"
+        assert venv_python.exists(), f"{package} was not installed:\n{output}"
         results[package] = Release(
-            package, source_version(package), wheel, sdist, base / package / "venv/bin/python"
+            package,
+            source_version(package),
+            wheels[0],
+            sdists[0],
+            venv_python,
+            process.returncode,
+            output,
         )
     return results
 
@@ -94,6 +108,10 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Release]:
 @pytest.fixture(params=PACKAGES)
 def release(request: pytest.FixtureRequest, releases: dict[str, Release]) -> Release:
     return releases[request.param]
+
+
+def test_release_check_passes(release: Release) -> None:
+    assert release.returncode == 0, release.output
 
 
 def wheel_metadata(release: Release) -> email.message.Message:
@@ -255,3 +273,15 @@ def test_ci_runs_the_same_command_as_a_developer() -> None:
         name = package.replace("_", "-")
         release = (ROOT / ".github" / "workflows" / f"release-{name}.yml").read_text()
         assert "uses: ./.github/workflows/ci.yml" in release
+
+
+def test_release_check_requires_a_dated_changelog_section_for_the_version() -> None:
+    spec = importlib.util.spec_from_file_location("release_check", RELEASE_CHECK)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["release_check"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    unreleased = module.Distribution("orjson_dispatch", "orjson-dispatch", "999.0.0")
+    (problem,) = module.check_changelog(unreleased)
+    assert "CHANGELOG.md has no dated section for 999.0.0" in problem
