@@ -8,7 +8,12 @@ from typing import Any, Final
 import orjson
 from pydantic import TypeAdapter
 
-from orjson_dispatch._jsonable import ExcludeOptions, to_jsonable, untyped_default
+from orjson_dispatch._jsonable import (
+    ExcludeOptions,
+    may_hold_sqlalchemy_key,
+    to_jsonable,
+    untyped_default,
+)
 from orjson_dispatch._options import UNTYPED_OPTION, check_format_option
 from orjson_dispatch._typed import TypedEncoder
 
@@ -94,9 +99,12 @@ def encode_untyped(value: Any, selection: ExcludeOptions, layout: int) -> bytes:
     default = untyped_default(selection.by_alias)
     if selection == ExcludeOptions(by_alias=selection.by_alias):
         try:
-            return orjson.dumps(value, default=default, option=UNTYPED_OPTION | layout)
+            body = orjson.dumps(value, default=default, option=UNTYPED_OPTION | layout)
         except TypeError:
             pass  # an integer beyond 64 bits; to_jsonable also names what cannot be encoded
+        else:
+            if not may_hold_sqlalchemy_key(body):
+                return body
     return orjson.dumps(
         to_jsonable(value, selection), default=default, option=UNTYPED_OPTION | layout
     )

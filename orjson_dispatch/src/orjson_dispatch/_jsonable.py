@@ -14,6 +14,7 @@ import dataclasses
 import datetime
 import functools
 import importlib
+import math
 from collections import deque
 from collections.abc import Callable, Set
 from decimal import Decimal
@@ -38,7 +39,14 @@ from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch._models import model_json
 
-__all__ = ["ExcludeOptions", "jsonable_leaf", "to_jsonable", "untyped_default"]
+__all__ = [
+    "ExcludeOptions",
+    "is_sqlalchemy_key",
+    "jsonable_leaf",
+    "may_hold_sqlalchemy_key",
+    "to_jsonable",
+    "untyped_default",
+]
 
 # orjson encodes int64 and uint64; a larger integer is sent exactly, as its digits.
 _INT_MIN = -(2**63)
@@ -155,8 +163,7 @@ def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
     except TypeError:
         msg = f"Type is not JSON serializable: {type(value).__module__}.{type(value).__qualname__}"
         raise TypeError(msg) from None
-    # jsonable_encoder(sqlalchemy_safe=True) hides SQLAlchemy's instance state.
-    return {key: item for key, item in attributes.items() if not str(key).startswith("_sa")}
+    return dict(attributes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,8 +181,8 @@ class ExcludeOptions:
 def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
     """Convert `value` the way `jsonable_encoder(value, **options)` does, for orjson to encode.
 
-    Integers beyond the 64-bit range become `orjson.Fragment` objects holding their digits, and
-    models become fragments of pydantic's own JSON, so the result encodes exactly.
+    Integers beyond the 64-bit range become `orjson.Fragment` objects holding their digits, so
+    the result encodes exactly.
     """
     include, exclude = options.include, options.exclude
     if include is not None and not isinstance(include, (set, dict)):
@@ -183,17 +190,16 @@ def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
     if exclude is not None and not isinstance(exclude, (set, dict)):
         exclude = set(exclude)
     if isinstance(value, BaseModel):
-        return orjson.Fragment(
-            model_json(
-                value,
-                by_alias=options.by_alias,
-                include=include,
-                exclude=exclude,
-                exclude_unset=options.exclude_unset,
-                exclude_defaults=options.exclude_defaults,
-                exclude_none=options.exclude_none,
-            )
+        dumped = value.model_dump(
+            mode="json",
+            by_alias=options.by_alias,
+            include=include,
+            exclude=exclude,
+            exclude_unset=options.exclude_unset,
+            exclude_defaults=options.exclude_defaults,
+            exclude_none=options.exclude_none,
         )
+        return to_jsonable(dumped, dataclasses.replace(options, include=None, exclude=None))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_jsonable(dataclasses.asdict(value), options)
     if isinstance(value, (str, float, bool)) or value is None:
@@ -208,9 +214,11 @@ def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
         if exclude is not None:
             keys -= set(exclude)
         return {
-            to_jsonable(key, inner): to_jsonable(item, inner)
+            _key(key, inner): to_jsonable(item, inner)
             for key, item in value.items()
-            if key in keys and not (options.exclude_none and item is None)
+            if key in keys
+            and not (options.exclude_none and item is None)
+            and not is_sqlalchemy_key(key)
         }
     if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
         return [to_jsonable(item, options) for item in value]
@@ -224,3 +232,54 @@ def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
             pass
         raise
     return to_jsonable(converted, options)
+
+
+def _key(key: Any, options: ExcludeOptions) -> str:
+    """Return the object key `json.dumps` writes for `jsonable_encoder(key)`."""
+    converted = key if isinstance(key, str) else to_jsonable(key, options)
+    if isinstance(converted, str):
+        return converted
+    if converted is True:
+        return "true"
+    if converted is False:
+        return "false"
+    if converted is None:
+        return "null"
+    if isinstance(converted, orjson.Fragment):  # an integer beyond 64 bits
+        return str(int(key))
+    if isinstance(converted, float):
+        return _float_key(converted)
+    if isinstance(converted, int):
+        return int.__repr__(converted)
+    msg = f"keys must be str, int, float, bool or None, not {type(key).__qualname__}"
+    raise TypeError(msg)
+
+
+def _float_key(value: float) -> str:
+    # json.dumps writes float keys with float.__repr__ and names the non-finite ones.
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def is_sqlalchemy_key(key: Any) -> bool:
+    """Tell whether `jsonable_encoder(sqlalchemy_safe=True)` drops this dict key."""
+    return isinstance(key, str) and key.startswith("_sa")
+
+
+def may_hold_sqlalchemy_key(body: bytes) -> bool:
+    """Tell whether a JSON document may hold a key that `jsonable_encoder` would have dropped.
+
+    FastAPI drops every dict key that begins with `_sa` (SQLAlchemy's instance state). Looking
+    for `"_sa` in the encoded body costs far less than walking the value; a string value that
+    begins with `_sa` is a false alarm that only sends the value down the exact path.
+    """
+    # bytes.find of one byte is memchr; longer needles scan byte by byte.
+    position = body.find(b"_")
+    while position != -1:
+        if body[position - 1 : position] == b'"' and body[position + 1 : position + 3] == b"sa":
+            return True
+        position = body.find(b"_", position + 1)
+    return False

@@ -17,10 +17,10 @@ __all__ = ["FORMAT_OPTIONS", "MODEL_OPTION", "UNTYPED_OPTION", "check_format_opt
 MODEL_OPTION = (
     orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 )
-# Values returned without a declared type follow FastAPI's `jsonable_encoder` + `json.dumps`,
-# which turn int, float, bool, None, enum, UUID and date keys into strings as orjson's
-# OPT_NON_STR_KEYS does.
-UNTYPED_OPTION = MODEL_OPTION | orjson.OPT_NON_STR_KEYS
+# Values returned without a declared type use the same options: FastAPI's `json.dumps` writes a
+# float key as repr() does ("1e-07") and orjson does not ("1e-7"), so a dict with non-str keys is
+# refused by the fast path and its keys are converted exactly by `_jsonable.to_jsonable`.
+UNTYPED_OPTION = MODEL_OPTION
 
 # Options that change only the layout of the JSON text, never its value. Every other orjson
 # option (OPT_UTC_Z, OPT_STRICT_INTEGER, OPT_NAIVE_UTC, ...) would make the body differ from what
