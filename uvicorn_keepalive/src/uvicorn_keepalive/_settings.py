@@ -6,7 +6,7 @@ import dataclasses
 import os
 from collections.abc import Mapping
 
-from uvicorn_keepalive._log import logger
+from uvicorn_keepalive._log import warn_once
 
 # Linux caps the three keepalive options at these values (MAX_TCP_KEEPIDLE,
 # MAX_TCP_KEEPINTVL and MAX_TCP_KEEPCNT in include/net/tcp.h) and answers EINVAL
@@ -75,6 +75,9 @@ class KeepaliveSettings:
             the connection is dropped (``TCP_USER_TIMEOUT``, RFC 5482; Linux only),
             at least 1, or ``None`` to leave the kernel default.
 
+    A ``user_timeout`` shorter than ``idle + interval * count`` seconds is accepted
+    with a WARNING, once per process and settings.
+
     Raises:
         TypeError: A value is not an int.
         ValueError: A value is out of its range; the message names the setting.
@@ -95,7 +98,8 @@ class KeepaliveSettings:
                 # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one
                 # probe is unanswered past the user timeout, so the probe count no
                 # longer applies (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
-                logger.warning(
+                warn_once(
+                    f"user_timeout {self}",
                     "user_timeout=%d ms is shorter than idle + interval x count = %d ms: "
                     "a single unanswered keepalive probe will close an idle connection",
                     self.user_timeout,
