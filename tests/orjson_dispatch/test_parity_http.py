@@ -14,7 +14,6 @@ Hypothesis ``event``s record why FastAPI failed (``--hypothesis-show-statistics`
 """
 
 import dataclasses
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -196,7 +195,9 @@ def typed_cases(draw: st.DrawFn) -> TypedCase:
 def _describe(case: TypedCase) -> Iterator[str]:
     yield f"declared {case.declared}: {case.spec.annotation!r} options={case.options}"
     if case.spec.model is not None:
-        yield f"schema: {json.dumps(case.spec.model.model_json_schema(mode='serialization'))}"
+        yield f"config: {case.spec.model.model_config}"
+        yield f"fields: {case.spec.model.model_fields}"
+        yield f"computed: {case.spec.model.model_computed_fields}"
     yield f"returned ({case.returned.how}): {case.returned.value!r}"
 
 
