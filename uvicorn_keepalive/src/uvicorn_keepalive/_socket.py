@@ -56,11 +56,11 @@ class _KeepaliveVals:
     def apply(self, sock: SocketLike, applied: dict[str, int]) -> None:
         """Run the ioctl on ``sock``; raises OSError when Windows refuses it."""
         values = (1, self.idle_ms, self.interval_ms)
-        ioctl = getattr(sock, "ioctl", None)
-        if ioctl is not None:
-            ioctl(self.control, values)
+        if isinstance(sock, socket.socket):
+            sock.ioctl(self.control, values)  # type: ignore[attr-defined,unused-ignore]
         else:
-            # asyncio's TransportSocket and uvloop's PseudoSocket have no ioctl():
+            # asyncio's TransportSocket and uvloop's PseudoSocket have no ioctl() (on
+            # Python 3.10 TransportSocket forwards it with a DeprecationWarning):
             # borrow the descriptor in a real socket object and detach it again so
             # that closing (or collecting) the borrowed object never closes it.
             borrowed = socket.socket(fileno=sock.fileno())
