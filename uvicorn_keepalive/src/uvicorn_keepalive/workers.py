@@ -10,9 +10,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from uvicorn_worker import UvicornWorker as _UvicornWorker
-
 from uvicorn_keepalive import H11Protocol, Protocol
+
+try:
+    from uvicorn_worker import UvicornWorker as _UvicornWorker
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "uvicorn_keepalive.workers needs the gunicorn extra: "
+        "pip install 'uvicorn-keepalive[gunicorn]'"
+    ) from exc
 
 __all__ = ["UvicornH11Worker", "UvicornWorker"]
 
