@@ -206,6 +206,20 @@ def test_uvicorn_run_pickles_protocol_into_two_workers(servers: list[Server], ht
     assert_served_with_idle(port, idle=43)
 
 
+def test_uvicorn_run_pickles_the_public_class_into_two_workers(servers: list[Server]) -> None:
+    # Each worker unpickles Protocol through the startup hook: it reads the environment.
+    script = (
+        "import uvicorn, uvicorn_keepalive\n"
+        f"uvicorn.run({APP!r}, host='127.0.0.1', port=0, workers=2, lifespan='off',"
+        " http=uvicorn_keepalive.Protocol)\n"
+    )
+    server = Server([sys.executable, "-c", script], {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "47"})
+    servers.append(server)
+    port = int(server.wait_for(RUNNING)[1])
+    server.wait_for(r"Started server process", count=2)
+    assert_served_with_idle(port, idle=47)
+
+
 def gunicorn(*args: str) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "--bind", "127.0.0.1:0", "--workers", "1", *args]
 
