@@ -683,6 +683,31 @@ def denumpy(value: Any) -> Any:
     return value
 
 
+def dataclasses_as_dicts(value: Any) -> Any:
+    """``value`` with every ``Point`` dataclass replaced by a dict of its fields, not copied.
+
+    FastAPI encodes a dataclass through ``dataclasses.asdict``, which deep-copies every field and
+    so fails on what cannot be copied; ``dispatch`` encodes the fields as they are, on purpose.
+    """
+    if isinstance(value, Point):
+        return {
+            "x": dataclasses_as_dicts(value.x),
+            "y": dataclasses_as_dicts(value.y),
+            "label": value.label,
+        }
+    if not _walk_any(value, lambda v: isinstance(v, Point)):
+        return value
+    if isinstance(value, types.MappingProxyType):
+        return types.MappingProxyType({k: dataclasses_as_dicts(v) for k, v in value.items()})
+    if isinstance(value, dict):
+        return type(value)({k: dataclasses_as_dicts(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple, deque)):
+        return type(value)(dataclasses_as_dicts(v) for v in value)
+    if isinstance(value, Attrs):
+        return Attrs(dataclasses_as_dicts(value.a), dataclasses_as_dicts(value.b))
+    return value
+
+
 def nonfinite_to_null(data: Any) -> Any:
     """Replace NaN and infinities in JSON-compatible data by ``None`` (keys untouched).
 

@@ -31,6 +31,7 @@ from tests.orjson_dispatch.strategies import (
     Route,
     TypeSpec,
     contains_numpy,
+    dataclasses_as_dicts,
     denumpy,
     examples,
     make_endpoint,
@@ -66,11 +67,13 @@ def _record_failure(kind: str, value: Any) -> None:
 def untyped_deliberate_body(value: Any) -> bytes | None:
     """The body ``dispatch`` sends on purpose where FastAPI's untyped path answers 500.
 
-    FastAPI's own encoding of the numpy-free value with non-finite floats turned into ``null``;
-    ``None`` when even that cannot be encoded (then ``dispatch`` must answer 500 too).
+    FastAPI's own encoding of the numpy-free value, dataclasses encoded without a copy, with
+    non-finite floats turned into ``null``; ``None`` when even that cannot be encoded (then
+    ``dispatch`` must answer 500 too).
     """
     try:
-        return bytes(JSONResponse(nonfinite_to_null(jsonable_encoder(denumpy(value)))).body)
+        plain = dataclasses_as_dicts(denumpy(value))
+        return bytes(JSONResponse(nonfinite_to_null(jsonable_encoder(plain))).body)
     except Exception:  # any failure: FastAPI has no answer either
         return None
 
@@ -129,7 +132,7 @@ def test_untyped_endpoint_answers_like_jsonable_encoder(
     if expected is None:
         assert ours.status_code == 500, "FastAPI cannot encode this value: dispatch must fail too"
         return
-    event("untyped: deliberate difference (NaN/inf -> null)")
+    event("untyped: deliberate difference (NaN/inf -> null, dataclass not copied)")
     assert ours.status_code == 200, ours.content
     assert ours.headers["content-type"] == "application/json"
     assert same_json(ours.content, expected)
@@ -214,6 +217,12 @@ def test_typed_endpoint_answers_like_fastapi_typed_path(case: TypedCase) -> None
     numpy = contains_numpy(value)
     if numpy:
         routes.append(case.route("/fastapi-denumpy", denumpy(value), decorate=False))
+    explicit_class = "response_class" in case.options
+    if explicit_class:
+        default_class = dataclasses.replace(
+            case, options={k: v for k, v in case.options.items() if k != "response_class"}
+        )
+        routes.append(default_class.route("/fastapi-default-class", value, decorate=False))
     answers = serve(*routes)
     fastapi, ours = answers["/fastapi"], answers["/dispatch"]
     note(f"FastAPI: {fastapi.status_code} {fastapi.content[:300]!r}")
@@ -230,6 +239,12 @@ def test_typed_endpoint_answers_like_fastapi_typed_path(case: TypedCase) -> None
     if numpy and answers["/fastapi-denumpy"].status_code != 500 and ours.status_code != 500:
         event("typed: deliberate difference (numpy)")
         assert_same_answer(ours, answers["/fastapi-denumpy"])
+        return
+    if explicit_class and answers["/fastapi-default-class"].status_code != 500:
+        # Deliberate: with response_class=JSONResponse FastAPI renders with json.dumps and fails
+        # on NaN; dispatch answers as FastAPI's default typed path does.
+        event("typed: deliberate difference (explicit JSONResponse)")
+        assert_same_answer(ours, answers["/fastapi-default-class"])
         return
     assert ours.status_code == 500, "FastAPI's typed path answers 500: dispatch must too"
 
