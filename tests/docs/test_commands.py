@@ -1,0 +1,38 @@
+"""The shell commands the README and the docs tell people to run name scripts that exist."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+_SHELL_BLOCK = re.compile(r"^```(?:bash|console|sh|shell)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+_SCRIPT = re.compile(r"(?:^|[\s$;&|(])((?:\./)?(?:scripts|\.ci)/[\w.-]+)")
+
+
+def scripts_named() -> list[tuple[str, str]]:
+    named = []
+    for path in DOCUMENTS:
+        for block in _SHELL_BLOCK.findall(path.read_text()):
+            for script in _SCRIPT.findall(block):
+                named.append((str(path.relative_to(ROOT)), script.removeprefix("./")))
+    return sorted(set(named))
+
+
+def test_the_quick_start_is_exactly_the_two_scripts() -> None:
+    readme = (ROOT / "README.md").read_text()
+    quick_start = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    (block,) = _SHELL_BLOCK.findall(quick_start)
+    commands = [line.split("#", 1)[0].strip() for line in block.splitlines()]
+    assert [c for c in commands if c] == ["scripts/demo", "scripts/test"]
+
+
+@pytest.mark.parametrize(("document", "script"), scripts_named())
+def test_named_script_exists_and_is_executable(document: str, script: str) -> None:
+    path = ROOT / script
+    assert path.is_file(), f"{document} names {script}, which does not exist"
+    assert os.access(path, os.X_OK) or path.suffix == ".py", f"{script} is not executable"
