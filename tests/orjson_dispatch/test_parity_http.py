@@ -92,7 +92,7 @@ ROUTE_FLAGS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=examples(300))
+@settings(max_examples=examples(600))
 @given(
     value=untyped_values(numpy=True),
     is_async=st.booleans(),
@@ -204,7 +204,7 @@ def _describe(case: TypedCase) -> Iterator[str]:
     yield f"returned ({case.returned.how}): {case.returned.value!r}"
 
 
-@settings(max_examples=examples(300))
+@settings(max_examples=examples(500))
 @given(case=typed_cases())
 def test_typed_endpoint_answers_like_fastapi_typed_path(case: TypedCase) -> None:
     for line in _describe(case):
@@ -259,7 +259,7 @@ _OPTION_PAIRS = {
 }
 
 
-@settings(max_examples=examples(60))
+@settings(max_examples=examples(100))
 @given(
     spec=model_specs(),
     data=st.data(),
