@@ -131,6 +131,20 @@ def test_dataclass_holding_what_asdict_cannot_copy_is_encoded_field_by_field() -
     assert dumps(value) == fastapi_untyped({"x": 0, "y": {"a": 1}, "label": "p"})
 
 
+@pytest.mark.parametrize(
+    ("x", "options"),
+    [(1, {"exclude_none": True}), (2**64, {}), (2**64, {"exclude_unset": True})],
+    ids=["options", "big-int", "big-int-and-options"],
+)
+def test_dataclass_is_not_copied_on_the_exact_path_either(x: int, options: dict[str, bool]) -> None:
+    """The deliberate difference above holds whichever encoder path the value takes."""
+    import types
+
+    value = Point(x=x, y=types.MappingProxyType({"a": 1}))
+    expected = fastapi_untyped({"x": x, "y": {"a": 1}, "label": "p"})
+    assert dumps(value, **options) == expected
+
+
 # --- numpy ----------------------------------------------------------------------------------------
 
 
