@@ -180,6 +180,10 @@ class Kind(str, enum.Enum):
     B = "b"
 
 
+class Tag(str):
+    """A str subclass (as str-mixin enums and many libraries' string types are)."""
+
+
 ENUMS: tuple[type[enum.Enum], ...] = (Color, Level, Mixed, Kind)
 # Members are drawn by index and mapped: Hypothesis 6.170 cannot replay a str-subclass member drawn
 # by sampled_from while shrinking (FlakyStrategyDefinition: KeyError <enum 'Kind'>).
@@ -300,6 +304,7 @@ def untyped_values(*, numpy: bool = False, max_leaves: int = 12) -> st.SearchStr
         st.booleans(),
         st.none(),
         enum_members,
+        st.text(max_size=3).map(Tag),
         uuids,
         dates,
         datetimes,

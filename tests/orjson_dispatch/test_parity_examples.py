@@ -20,6 +20,7 @@ from tests.orjson_dispatch.strategies import (
     Kind,
     Point,
     Route,
+    Tag,
     json_pairs,
     make_endpoint,
     serve,
@@ -72,10 +73,6 @@ def test_float_keys_are_written_like_python(key: float) -> None:
     value = {key: 1}
     assert fastapi_untyped(value) == b'{"%s":1}' % repr(key).encode()
     assert json_pairs(dumps(value)) == json_pairs(fastapi_untyped(value))
-
-
-class Tag(str):
-    """A str subclass, as str-mixin enums and many libraries' string types are."""
 
 
 @pytest.mark.parametrize("key", [Kind.A, Tag("t")], ids=["str-enum", "str-subclass"])
