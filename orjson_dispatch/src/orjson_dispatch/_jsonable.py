@@ -201,7 +201,9 @@ def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
         )
         return to_jsonable(dumped, dataclasses.replace(options, include=None, exclude=None))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_jsonable(dataclasses.asdict(value), options)
+        # Field by field, as the fast path does: dataclasses.asdict() would deep-copy every
+        # value first (and fail on what cannot be copied).
+        return to_jsonable(jsonable_leaf(value), options)
     if isinstance(value, (str, float, bool)) or value is None:
         return value
     if isinstance(value, int) and not isinstance(value, Enum):
