@@ -855,3 +855,55 @@ def test_decorator_status_headers_and_media_type() -> None:
     assert answer.headers["x-a"] == "b"
     assert answer.headers["content-type"] == "application/vnd.api+json"
     assert answer.json() == {"a": 1}
+
+
+# --- exceptions, dependencies with yield, other callables ---------------------------------------
+
+
+def test_http_exception_and_yield_dependencies_behave_as_in_fastapi() -> None:
+    from fastapi import HTTPException
+
+    events: list[str] = []
+
+    async def resource() -> AsyncIterator[int]:
+        events.append("open")
+        yield 1
+        events.append("close")
+
+    async def missing(item_id: int, handle: Annotated[int, Depends(resource)]) -> Item:
+        events.append("endpoint")
+        if item_id == 0:
+            raise HTTPException(404, "no such item", headers={"x-reason": "gone"})
+        return ITEM
+
+    app = FastAPI()
+    twice(app, "GET", "/items/{item_id}", missing)
+    for path in ("/items/0", "/items/1"):
+        events.clear()
+        fastapi = ask(app, "GET", f"/fastapi{path}")
+        fastapi_events = list(events)
+        events.clear()
+        ours = ask(app, "GET", f"/dispatch{path}")
+        # After an exception FastAPI throws it into the dependency at its yield: no "close".
+        assert events == fastapi_events
+        assert fastapi_events == ["open", "endpoint"] + (["close"] if path == "/items/1" else [])
+        assert_identical(ours, fastapi)
+
+
+def test_bound_methods_and_partials_are_endpoints_too() -> None:
+    import functools
+
+    class Service:
+        async def lookup(self, q: int = 1) -> dict[str, int]:
+            return {"q": q}
+
+    async def scaled(factor: int, q: int = 1) -> dict[str, int]:
+        return {"q": q * factor}
+
+    app = FastAPI()
+    twice(app, "GET", "/method", Service().lookup)
+    twice(app, "GET", "/partial", functools.partial(scaled, factor=5))
+    for path in ("/method?q=3", "/partial?q=2"):
+        fastapi, ours = both(app, "GET", path)
+        assert fastapi.status_code == 200
+        assert_identical(ours, fastapi)
