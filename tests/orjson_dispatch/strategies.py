@@ -652,6 +652,42 @@ def returned_values(spec: TypeSpec) -> st.SearchStrategy[Returned]:
     )
 
 
+def disguised_values(spec: TypeSpec) -> st.SearchStrategy[Returned]:
+    """Valid values with nested model instances swapped for stand-ins at any depth.
+
+    Each model instance inside lists, tuples, dicts and other models may become a dict of its
+    fields (plus an extra ``password`` key), an instance of a subclass with a ``password`` field,
+    or a plain object read through ``from_attributes``: the declared type has to validate and
+    filter each one wherever it sits, as FastAPI's typed path does.
+    """
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Returned:
+        return Returned(_disguise(draw, draw(spec.values)), "nested")
+
+    return build()
+
+
+def _disguise(draw: st.DrawFn, value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        fields = {name: _disguise(draw, getattr(value, name)) for name in value.model_fields_set}
+        how = draw(st.sampled_from(["keep", "keep", "dict", "subclass", "attrs"]))
+        if how == "keep":
+            return value
+        if how == "dict":
+            return {**fields, **(value.__pydantic_extra__ or {}), "password": "s3cret"}
+        if how == "attrs":
+            return types.SimpleNamespace(**fields, password="s3cret")
+        return _subclass_instance(type(value), value)
+    if isinstance(value, dict):
+        return {key: _disguise(draw, item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_disguise(draw, item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_disguise(draw, item) for item in value)
+    return value
+
+
 # --- example counts and oracles ------------------------------------------------------------------
 
 

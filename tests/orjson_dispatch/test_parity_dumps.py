@@ -29,6 +29,7 @@ from tests.orjson_dispatch.strategies import (
     contains_numpy,
     dataclasses_as_dicts,
     denumpy,
+    disguised_values,
     examples,
     json_pairs,
     nonfinite_to_null,
@@ -110,7 +111,7 @@ def test_dumps_untyped_matches_jsonable_encoder(value: Any, options: dict[str, A
 @st.composite
 def typed_dumps_cases(draw: st.DrawFn) -> tuple[TypeSpec, Returned, dict[str, Any]]:
     spec = draw(type_specs())
-    returned = draw(returned_values(spec))
+    returned = draw(returned_values(spec) | disguised_values(spec))
     options: dict[str, Any] = dict(draw(jsonable_options))
     if spec.model is not None and spec.model.model_fields and draw(st.booleans()):
         names = st.sets(st.sampled_from(sorted(spec.model.model_fields)))

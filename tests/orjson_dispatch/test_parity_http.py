@@ -33,6 +33,7 @@ from tests.orjson_dispatch.strategies import (
     contains_numpy,
     dataclasses_as_dicts,
     denumpy,
+    disguised_values,
     examples,
     make_endpoint,
     model_specs,
@@ -184,7 +185,7 @@ def typed_cases(draw: st.DrawFn) -> TypedCase:
     spec = draw(type_specs())
     return TypedCase(
         spec=spec,
-        returned=draw(returned_values(spec)),
+        returned=draw(returned_values(spec) | disguised_values(spec)),
         declared=draw(st.sampled_from(["annotation", "annotation", "response_model", "both"])),
         options={
             **draw(route_options(spec) | st.builds(dict)),
