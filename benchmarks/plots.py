@@ -29,8 +29,12 @@ def serialization(results: dict[str, Any], path: Path, concurrency: int = 32) ->
     cells = [c["key"] for c in suite["cells"] if c["concurrency"] == concurrency]
     if not cells:
         return False
-    figure, axes = plt.subplots(1, len(cells), figsize=(4.2 * len(cells), 4.2), squeeze=False)
-    for axis, cell in zip(axes[0], cells, strict=True):
+    columns = min(3, len(cells))
+    rows = -(-len(cells) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.8 * rows), squeeze=False)
+    for axis in axes.flat[len(cells) :]:
+        axis.set_visible(False)
+    for axis, cell in zip(axes.flat, cells, strict=False):
         names = [c for c in configs if (cell, c) in summaries]
         values = [summaries[cell, c].rps.median for c in names]
         lows = [v - summaries[cell, c].rps.low for c, v in zip(names, values, strict=True)]
@@ -111,12 +115,15 @@ def keepalive(results: dict[str, Any], path: Path) -> bool:
     summaries = summarize(suite)
     configs = [c["name"] for c in suite["configs"]]
     cells = [c["key"] for c in suite["cells"]]
-    figure, axes = plt.subplots(1, len(cells), figsize=(5 * len(cells), 3.6), squeeze=False)
+    figure, axes = plt.subplots(1, len(cells), figsize=(5.5 * len(cells), 4), squeeze=False)
     for axis, cell in zip(axes[0], cells, strict=True):
         names = [c for c in configs if (cell, c) in summaries]
         values = [summaries[cell, c].rps.median for c in names]
+        lows = [v - summaries[cell, c].rps.low for c, v in zip(names, values, strict=True)]
+        highs = [summaries[cell, c].rps.high - v for c, v in zip(names, values, strict=True)]
         colors = ["tab:orange" if c.startswith("keepalive") else "tab:blue" for c in names]
-        axis.bar(names, values, color=colors)
+        axis.bar(names, values, yerr=[lows, highs], color=colors)
+        axis.tick_params(axis="x", labelrotation=20, labelsize=8)
         axis.set_title(cell, fontsize=10)
         axis.set_ylabel("requests/s")
         for x, value in enumerate(values):
