@@ -121,3 +121,16 @@ def inprocess_spreads(measured: dict[str, Any]) -> dict[str, tuple[Spread, Sprea
         ratios = paired_ratios(dict(enumerate(values)), dict(enumerate(samples[baseline])))
         found[name] = (Spread.of(values), ratios)
     return found
+
+
+def connection_summary(measured: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Return, per event loop, the median microseconds of ``connection_made`` per protocol.
+
+    ``delta`` is keepalive minus stock: what uvicorn-keepalive adds to each connection.
+    """
+    found = {}
+    for loop, by_protocol in measured["samples"].items():
+        medians = {name: statistics.median(values) * 1e6 for name, values in by_protocol.items()}
+        medians["delta"] = medians["keepalive"] - medians["stock"]
+        found[loop] = medians
+    return found

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks import docs_page, plots
+from benchmarks import connection_cost, docs_page, plots
 from benchmarks.bodies import body
 from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS
 from benchmarks.inprocess import measure
@@ -21,9 +21,10 @@ from benchmarks.machine import describe
 from benchmarks.profiles import PROFILES, Profile
 from benchmarks.report import render
 from benchmarks.server import ROOT, ServerError
+from benchmarks.update import latest_run, merge, notes_are_current
 from benchmarks.wrk import WrkError, require_wrk
 
-SUITES = ("serialization", "inprocess", "keepalive")
+SUITES = ("serialization", "inprocess", "keepalive", "connections")
 RESULTS = ROOT / "benchmarks" / "results"
 
 
@@ -49,6 +50,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--no-docs", action="store_true", help="do not regenerate docs/benchmarks.md"
+    )
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="merge the suites of this run into the output directory's results.json, keeping "
+        "the other suites' figures (e.g. --only keepalive --update)",
     )
     parser.add_argument(
         "--render",
@@ -79,6 +86,7 @@ def _with_rounds(profile: Profile, rounds: int | None) -> Profile:
         serialization=replace(profile.serialization, rounds=rounds),
         keepalive=replace(profile.keepalive, rounds=rounds),
         inprocess_rounds=max(rounds, profile.inprocess_rounds),
+        connection_rounds=max(rounds, profile.connection_rounds),
     )
 
 
@@ -102,6 +110,7 @@ def measure_all(profile: Profile, suites: set[str], wrk: str, command: str) -> d
         "bodies": {},
         "suites": {},
         "inprocess": [],
+        "connection_cost": None,
     }
     names = {cell.body for cell in profile.serialization_cells} | set(profile.inprocess_bodies)
     results["bodies"] = {
@@ -136,6 +145,10 @@ def measure_all(profile: Profile, suites: set[str], wrk: str, command: str) -> d
                 log_dir=Path(logs),
             )
             results["suites"]["keepalive"] = asdict(suite)
+        if "connections" in suites:
+            results["connection_cost"] = connection_cost.measure(
+                rounds=profile.connection_rounds, connections=profile.connection_count
+            )
     results["elapsed_s"] = round(time.monotonic() - started, 1)
     results["machine"]["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
     return results
@@ -148,6 +161,12 @@ def publish(results: dict[str, Any], out: Path, docs: bool) -> None:
     drawn = plots.draw_all(results, out)
     notes_file = out / "notes.md"
     notes = notes_file.read_text() if notes_file.is_file() else ""
+    if notes and not notes_are_current(notes, results):
+        notes = (
+            f'!!! warning "Notes written for an earlier run"\n    The notes below do not '
+            f"name the latest run ({latest_run(results)}): their figures may differ from the "
+            f"tables.\n\n{notes}"
+        )
     report = render(results, "", notes, drawn)
     (out / "results.md").write_text("# Benchmark results\n\n" + report + "\n")
     print(f"results in {out}", file=sys.stderr)
@@ -173,5 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     default_out = RESULTS / "quick" if args.quick else RESULTS
     out = args.out or default_out
+    if args.update:
+        try:
+            earlier = json.loads((out / "results.json").read_text())
+            results = merge(earlier, results, set(args.only.split(",")))
+        except (OSError, ValueError) as error:
+            print(f"benchmarks: --update: {error}", file=sys.stderr)
+            return 2
     publish(results, out, docs=not args.no_docs and not args.quick and args.out is None)
     return 0

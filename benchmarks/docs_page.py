@@ -26,9 +26,10 @@ $ .venv/bin/python -m benchmarks --quick   # about two minutes, into benchmarks/
 
 The full run writes `benchmarks/results/results.json` (every raw measurement and the machine
 description), `benchmarks/results/results.md` (the tables below) and the PNG plots, and
-regenerates this page. `--only serialization,inprocess,keepalive` runs a subset;
-`--render benchmarks/results/results.json` redraws tables, plots and this page from a results
-file without measuring.
+regenerates this page. `--only serialization,inprocess,keepalive,connections` runs a
+subset (add `--update` to merge it into the committed results, keeping the other suites'
+figures); `--render benchmarks/results/results.json` redraws tables, plots and this page
+from a results file without measuring.
 
 ## Method
 
@@ -69,7 +70,9 @@ file without measuring.
   connections; stock `HttpToolsProtocol` against `uvicorn_keepalive.Protocol`, with 1 and 2
   workers, and a second stock server (`stock-b`) whose ratio to the first (an A/A
   comparison) shows how far apart two identical servers measure: the noise floor against
-  which the 0.97x goal is read.
+  which the 0.97x goal is read. The cost behind it is also measured in process: the time of
+  `connection_made` per accepted connection (where uvicorn-keepalive does all its work) for
+  both protocols under uvloop and asyncio, interleaved over rounds.
 
 ## Results
 

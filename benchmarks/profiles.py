@@ -28,6 +28,8 @@ class Profile:
         inprocess_bodies: The bodies timed in process.
         inprocess_rounds: Interleaved rounds of the in-process timings.
         inprocess_sample_s: Seconds per in-process sample.
+        connection_rounds: Interleaved rounds of the connection-cost measurement.
+        connection_count: Connections accepted per protocol, loop and round.
     """
 
     name: str
@@ -38,6 +40,8 @@ class Profile:
     inprocess_bodies: tuple[str, ...]
     inprocess_rounds: int
     inprocess_sample_s: float
+    connection_rounds: int
+    connection_count: int
 
 
 def _full_cells() -> tuple[Cell, ...]:
@@ -73,6 +77,8 @@ FULL = Profile(
     inprocess_bodies=(TRAINING, SMALL, TOOLCALL),
     inprocess_rounds=7,
     inprocess_sample_s=0.2,
+    connection_rounds=7,
+    connection_count=2000,
 )
 
 QUICK = Profile(
@@ -88,6 +94,8 @@ QUICK = Profile(
     inprocess_bodies=(TRAINING,),
     inprocess_rounds=3,
     inprocess_sample_s=0.05,
+    connection_rounds=3,
+    connection_count=500,
 )
 
 PROFILES = {profile.name: profile for profile in (FULL, QUICK)}

@@ -3,7 +3,13 @@
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.analysis import inprocess_spreads, ratio, scaling, summarize
+from benchmarks.analysis import (
+    connection_summary,
+    inprocess_spreads,
+    ratio,
+    scaling,
+    summarize,
+)
 from benchmarks.configs import KEEPALIVE_BASELINES, SERIALIZATION_BASELINES
 from benchmarks.goals import evaluate
 from benchmarks.stats import Spread
@@ -191,6 +197,40 @@ def scaled(value: Spread, factor: float) -> Spread:
     return Spread(value.median * factor, value.low * factor, value.high * factor, value.count)
 
 
+def connection_cost_section(results: dict[str, Any]) -> list[str]:
+    """Return the table of ``connection_made`` time per accepted connection, by event loop."""
+    measured = results.get("connection_cost")
+    if not measured:
+        return []
+    rows = [
+        [loop, number(row["stock"]), number(row["keepalive"]), f"+{number(row['delta'])}"]
+        for loop, row in connection_summary(measured).items()
+    ]
+    lines = [
+        "### Cost per accepted connection, in process",
+        "",
+        f"Time spent in `connection_made` per accepted TCP connection on 127.0.0.1 (median over "
+        f"the rounds, {measured['connections']} connections per round), where "
+        "uvicorn-keepalive does all its work:",
+        "",
+        *_table(["event loop", "stock us", "keepalive.Protocol us", "difference us"], rows),
+        "",
+    ]
+    keepalive = results.get("suites", {}).get("keepalive")
+    stock = summarize(keepalive).get(("plain@c32+close", "stock")) if keepalive else None
+    if stock is not None and "uvloop" in connection_summary(measured):
+        per_connection = 1e6 / stock.rps.median
+        delta = connection_summary(measured)["uvloop"]["delta"]
+        lines += [
+            f"At the stock server's churn rate above ({number(stock.rps.median)} new "
+            f"connections/s, {number(per_connection)} us each, uvloop), the difference is "
+            f"{delta / per_connection * 100:.1f} % of each connection's time, i.e. an expected "
+            f"churn ratio of about {per_connection / (per_connection + delta):.2f}x.",
+            "",
+        ]
+    return lines
+
+
 def bodies_section(results: dict[str, Any]) -> list[str]:
     """Return the table of the bodies used: generated tokens and bytes of JSON."""
     rows = [
@@ -224,6 +264,12 @@ def render(
         "",
         f"```\n{results['command']}\n```",
         "",
+        *[
+            f"Updated {u['started_at']}: the figures of {', '.join(u['suites'])} come from "
+            f"`{u['command']}` (git {u['git_commit']}, load average {u['load_average_at_start']})."
+            "\n"
+            for u in results.get("updates", [])
+        ],
         f"Machine: {machine['cpu_model']}, {machine['nproc']} CPUs, {machine['memory']} RAM, "
         f"{machine['kernel']}, {machine['os']}, {machine['python']}, event loop "
         f"{machine['event_loop']}, {machine['wrk']}, load average at start "
@@ -253,5 +299,6 @@ def render(
             "TCP keepalive: connection churn and long-lived connections",
             {config: [baseline] for config, baseline in KEEPALIVE_BASELINES.items()},
         ),
+        *connection_cost_section(results),
     ]
     return "\n".join(lines)

@@ -94,6 +94,13 @@ def results() -> dict[str, Any]:
         },
         "bodies": {"tokens-65536": {"tokens": 65536, "bytes": 1_777_837}},
         "suites": {"serialization": serialization, "keepalive": keepalive},
+        "connection_cost": {
+            "connections": 100,
+            "samples": {
+                "uvloop": {"stock": [10e-6, 11e-6, 12e-6], "keepalive": [20e-6, 21e-6, 30e-6]},
+                "asyncio": {"stock": [5e-6, 5e-6, 5e-6], "keepalive": [12e-6, 12e-6, 12e-6]},
+            },
+        },
         "inprocess": [
             {
                 "body": "tokens-65536",
@@ -149,3 +156,12 @@ def test_report_shows_goals_tables_skips_and_plots() -> None:
     assert "`untyped` on `tokens-65536@c256`: too slow" in text
     assert "![Request time against generated tokens at concurrency 1](assets/scaling.png)" in text
     assert ".venv/bin/python -m benchmarks --quick" in text
+
+
+def test_connection_cost_gives_the_expected_churn_ratio() -> None:
+    text = render(results(), image_prefix="")
+    assert "| uvloop | 11.0 | 21.0 | +10.0 |" in text
+    assert "| asyncio | 5.00 | 12.0 | +7.00 |" in text
+    # Stock churns 1000 connections/s: 1000 us each, +10 us is 1.0 %, about 0.99x.
+    assert "the difference is 1.0 % of each connection's time" in text
+    assert "expected churn ratio of about 0.99x" in text
