@@ -37,13 +37,13 @@ LOOPS = ["asyncio", pytest.param("uvloop", id="uvloop")]
 def count_applications(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the calls that apply keepalive to a socket (the real routine still runs)."""
     calls: list[int] = []
-    real_apply = _socket.apply
+    real_configure = _socket.configure_connection
 
-    def counting_apply(sock: Any, steps: Any) -> dict[str, int]:
+    def counting_configure(sock: Any, steps: Any) -> None:
         calls.append(sock.fileno())
-        return real_apply(sock, steps)
+        real_configure(sock, steps)
 
-    monkeypatch.setattr(_socket, "apply", counting_apply)
+    monkeypatch.setattr(_socket, "configure_connection", counting_configure)
     return calls
 
 

@@ -51,7 +51,7 @@ class _Keepalive(asyncio.Protocol, metaclass=_KeepaliveProtocolType):
             if steps is not None:
                 try:
                     if _socket.is_tcp(sock):
-                        _socket.apply(sock, steps)
+                        _socket.configure_connection(sock, steps)
                 except Exception:  # never let keepalive break a connection
                     logger.exception("TCP keepalive: unexpected failure, connection served without")
         super().connection_made(transport)

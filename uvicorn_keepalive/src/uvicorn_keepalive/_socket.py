@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio.trsock
 import dataclasses
 import functools
 import socket
 import sys
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from uvicorn_keepalive._log import logger, warn_once
 from uvicorn_keepalive._settings import (
@@ -204,6 +205,68 @@ def apply(sock: SocketLike, steps: tuple[_Option | _KeepaliveVals, ...]) -> dict
             except OSError as ioctl_exc:
                 _refused(sock, "SIO_KEEPALIVE_VALS", ioctl_exc)
     return applied
+
+
+_Call = tuple[int, int, int]
+
+
+def configure_connection(sock: SocketLike, steps: tuple[_Option | _KeepaliveVals, ...]) -> None:
+    """Apply ``steps`` to one accepted TCP connection's socket; never raises OSError.
+
+    The fast path makes the plain calls in one go; if the platform needs the
+    Windows ioctl, or the kernel refuses a call (a peer that already reset the
+    connection), :func:`apply` goes over them one at a time and logs each refusal.
+    """
+    calls = calls_for(steps)
+    if calls is None or not apply_calls(sock, calls):
+        apply(sock, steps)
+
+
+@functools.lru_cache(maxsize=64)
+def calls_for(steps: tuple[_Option | _KeepaliveVals, ...]) -> tuple[_Call, ...] | None:
+    """The plain ``setsockopt`` calls of ``steps``, SO_KEEPALIVE first.
+
+    None when a step needs more than one call can say (the Windows ioctl or its
+    fallback): such a platform always goes through :func:`apply`.
+    """
+    if any(not isinstance(step, _Option) or step.fallback is not None for step in steps):
+        return None
+    options = cast("tuple[_Option, ...]", steps)
+    return (
+        (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+        *((step.level, step.option, step.value) for step in options),
+    )
+
+
+def apply_calls(sock: SocketLike, calls: tuple[_Call, ...]) -> bool:
+    """Make ``calls`` on ``sock`` as fast as Python can; False when one is refused.
+
+    This is the per-connection path, so it avoids what :func:`apply` spends on
+    bookkeeping. uvloop's pseudo-socket forwards each ``setsockopt`` through a
+    temporary socket object of its own (about 2 us a call); one real socket
+    object borrowing the descriptor, created without the three ``getsockopt``
+    calls that detecting its family and type would take, serves all four calls.
+    Nothing is logged here: on False the caller runs :func:`apply`, which retries
+    each option and logs what the kernel refuses.
+    """
+    borrowed = None
+    target: SocketLike = sock
+    if not isinstance(sock, _DIRECT_SOCKETS):
+        borrowed = socket.socket(sock.family, socket.SOCK_STREAM, 0, sock.fileno())
+        target = borrowed
+    try:
+        for level, option, value in calls:
+            target.setsockopt(level, option, value)
+    except OSError:
+        return False
+    finally:
+        if borrowed is not None:
+            borrowed.detach()  # the descriptor stays the transport's
+    return True
+
+
+# Socket objects whose setsockopt is the socket module's own C call.
+_DIRECT_SOCKETS = (socket.socket, asyncio.trsock.TransportSocket)
 
 
 def _name(step: _Option | _KeepaliveVals) -> str:
