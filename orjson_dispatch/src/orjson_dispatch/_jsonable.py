@@ -279,9 +279,11 @@ def may_hold_sqlalchemy_key(body: bytes) -> bool:
     for `"_sa` in the encoded body costs far less than walking the value; a string value that
     begins with `_sa` is a false alarm that only sends the value down the exact path.
     """
-    # Jumping from one "_" to the next is memchr, the fastest scan there is, while underscores
-    # are few (a body of numbers); past a budget (snake_case text), one regular expression
-    # search of the rest is cheaper than a Python step per underscore.
+    # A regular expression scans about 3.5 GB/s. Jumping from one "_" to the next is memchr,
+    # faster still, but costs a Python step (~0.2 us) per underscore: it wins on a large body
+    # of numbers with few keys, and only there.
+    if len(body) <= _SMALL_BODY:
+        return _SQLALCHEMY_KEY.search(body) is not None
     find = body.find
     position = find(b"_")
     for _ in range(_UNDERSCORE_BUDGET):
@@ -293,5 +295,6 @@ def may_hold_sqlalchemy_key(body: bytes) -> bool:
     return position != -1 and _SQLALCHEMY_KEY.search(body, position - 1) is not None
 
 
+_SMALL_BODY = 1 << 16
 _UNDERSCORE_BUDGET = 64
 _SQLALCHEMY_KEY = re.compile(rb'"_sa')
