@@ -135,6 +135,30 @@ class ModelPlan:
             out.update(extra)
         return out
 
+    def getter(self) -> Callable[[BaseModel], dict[str, Any] | None]:
+        """Return `fields` specialised for this plan, for the per-object hot path.
+
+        Most response models are plain field dicts with at most one field holding nested
+        models; for them the generic loop costs more than the work itself.
+        """
+        names = self.names
+        if not self.identity or self.extra or len(self.checks) > 1:
+            return self.fields
+        if not self.checks:
+
+            def plain(model: BaseModel) -> dict[str, Any] | None:
+                values = model.__dict__
+                return values if values.keys() == names else None
+
+            return plain
+        [(name, check)] = self.checks
+
+        def checked(model: BaseModel) -> dict[str, Any] | None:
+            values = model.__dict__
+            return values if values.keys() == names and check(values[name]) else None
+
+        return checked
+
 
 _plans: dict[tuple[type[BaseModel], bool], ModelPlan | None] = {}
 _in_progress: set[tuple[type[BaseModel], bool]] = set()
@@ -365,14 +389,22 @@ def model_default(by_alias: bool) -> Callable[[Any], Any]:
     the plan does not apply), anything else through pydantic's type inference, which is what
     pydantic does for a value of that type at a position declared as such or as `Any`.
     """
+    # orjson calls this once per nested model: one dict lookup finds the class's getter.
+    getters: dict[type[Any], Callable[[BaseModel], dict[str, Any] | None]] = {}
+
+    def pydantic_json(model: BaseModel) -> None:
+        return None
 
     def default(value: Any) -> Any:
-        if isinstance(value, BaseModel):
+        getter = getters.get(type(value))
+        if getter is None:
+            if not isinstance(value, BaseModel):
+                return to_jsonable_python(value, by_alias=by_alias)
             plan = model_plan(type(value), by_alias)
-            fields = plan.fields(value) if plan is not None else None
-            if fields is not None:
-                return fields
-            return orjson.Fragment(value.__pydantic_serializer__.to_json(value, by_alias=by_alias))
-        return to_jsonable_python(value, by_alias=by_alias)
+            getter = getters[type(value)] = plan.getter() if plan is not None else pydantic_json
+        fields = getter(value)
+        if fields is not None:
+            return fields
+        return orjson.Fragment(value.__pydantic_serializer__.to_json(value, by_alias=by_alias))
 
     return default
