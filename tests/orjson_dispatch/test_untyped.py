@@ -48,3 +48,12 @@ def test_a_string_that_begins_with_sa_is_kept(keys: int) -> None:
 def test_non_str_keys_are_written_as_json_dumps_writes_them() -> None:
     value = {1: "a", 1.5e-7: "b", False: "c", None: "d", 2**70: "e"}
     assert json.loads(dumps(value)) == json.loads(json.dumps(jsonable_encoder(value)))
+
+
+def test_numpy_values_encode_alike_on_both_paths() -> None:
+    numpy = pytest.importorskip("numpy")
+    values = {"empty": numpy.array([], dtype=numpy.int64), "grid": numpy.arange(4).reshape(2, 2)}
+    expected = {"empty": [], "grid": [[0, 1], [2, 3]]}
+    assert json.loads(dumps(values)) == expected
+    # A non-str key sends the whole value down the exact path.
+    assert json.loads(dumps({**values, 0: None})) == {**expected, "0": None}

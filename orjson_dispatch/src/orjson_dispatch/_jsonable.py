@@ -225,16 +225,14 @@ def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
         }
     if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
         return [to_jsonable(item, options) for item in value]
-    try:
-        converted = jsonable_leaf(value)
-    except TypeError:
-        # What orjson encodes natively and FastAPI cannot (numpy) is encoded as the fast path does.
+    if type(value).__module__ == "numpy":
+        # What orjson encodes natively and FastAPI cannot is encoded as the fast path does
+        # (dict() of an empty array would otherwise "succeed" as {}).
         try:
             return orjson.Fragment(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY))
         except TypeError:
-            pass
-        raise
-    return to_jsonable(converted, options)
+            pass  # a dtype orjson refuses: jsonable_encoder's rules decide
+    return to_jsonable(jsonable_leaf(value), options)
 
 
 def _key(key: Any, options: ExcludeOptions) -> str:
