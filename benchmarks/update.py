@@ -17,7 +17,8 @@ def merge(earlier: dict[str, Any], later: dict[str, Any], suites: set[str]) -> d
 
     The merged results keep the earlier run's command, machine description and start time,
     and list each update (suites, command, start time, load average, git commit) under
-    ``updates``, so that the report says which figures come from which run.
+    ``updates``, so that the report says which figures come from which run (an earlier
+    update is dropped once all its suites are measured again).
 
     Raises:
         ValueError: The two runs used different profiles (full and quick do not mix).
@@ -27,13 +28,20 @@ def merge(earlier: dict[str, Any], later: dict[str, Any], suites: set[str]) -> d
             f"cannot update {earlier['profile']} results with a {later['profile']} run"
         )
     merged = copy.deepcopy(earlier)
+    # An earlier update whose suites are all measured again no longer describes any figure.
+    kept = []
+    for update in merged.get("updates", []):
+        update["suites"] = [suite for suite in update["suites"] if suite not in suites]
+        if update["suites"]:
+            kept.append(update)
+    merged["updates"] = kept
     for suite in sorted(suites):
         *parents, key = SUITE_KEYS[suite]
         source, target = later, merged
         for parent in parents:
             source, target = source[parent], target.setdefault(parent, {})
         target[key] = copy.deepcopy(source[key])
-    merged.setdefault("updates", []).append(
+    merged["updates"].append(
         {
             "suites": sorted(suites),
             "command": later["command"],

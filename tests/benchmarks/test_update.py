@@ -46,3 +46,14 @@ def test_notes_must_name_the_latest_run() -> None:
     assert latest_run(merged) == "2026-01-01 11:00 UTC"
     assert notes_are_current("Full run of 2026-01-01 11:00 UTC: ...", merged)
     assert not notes_are_current("Full run of 2026-01-01 10:00 UTC: ...", merged)
+
+
+def test_an_update_measured_again_is_no_longer_listed() -> None:
+    first = merge(run("t0", "0"), run("t1", "1"), {"connections", "keepalive"})
+    second = merge(first, run("t2", "2"), {"connections"})
+    assert [(u["suites"], u["started_at"]) for u in second["updates"]] == [
+        (["keepalive"], "t1"),
+        (["connections"], "t2"),
+    ]
+    third = merge(second, run("t3", "3"), {"keepalive", "connections"})
+    assert [u["started_at"] for u in third["updates"]] == ["t3"]
