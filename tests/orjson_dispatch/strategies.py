@@ -271,6 +271,10 @@ numpy_values: st.SearchStrategy[Any] = st.one_of(
 )
 
 
+def _is_set(value: Any) -> bool:
+    return isinstance(value, (set, frozenset))
+
+
 def contains_numpy(value: Any) -> bool:
     """Whether a numpy scalar or array occurs anywhere in ``value`` (keys included)."""
     return _walk_any(value, lambda v: isinstance(v, (np.generic, np.ndarray)))
@@ -294,6 +298,12 @@ def _walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
     return False
 
 
+#: Discrepancies reported to the implementation and not fixed yet, each pinned by a strict xfail
+#: example in test_parity_examples.py. The property tests stop drawing these inputs so that they
+#: keep finding new problems; when a fix lands, the strict xfail fails, and the entry goes.
+KNOWN_DISCREPANCIES: frozenset[str] = frozenset()
+
+
 def untyped_values(*, numpy: bool = False, max_leaves: int = 12) -> st.SearchStrategy[Any]:
     """Arbitrary values an untyped endpoint may return.
 
@@ -306,7 +316,7 @@ def untyped_values(*, numpy: bool = False, max_leaves: int = 12) -> st.SearchStr
         texts,
         texts,
         big_ints,
-        any_floats,
+        finite_floats if "non-finite float keys" in KNOWN_DISCREPANCIES else any_floats,
         st.booleans(),
         st.none(),
         non_str_enum_members,
@@ -332,12 +342,20 @@ def untyped_values(*, numpy: bool = False, max_leaves: int = 12) -> st.SearchStr
             # Apart from the other keys, and by index: Hypothesis 6.170 cannot replay a
             # str-subclass value where it once drew a str (FlakyStrategyDefinition).
             st.dictionaries(
-                st.integers(0, len(_STR_SUBCLASS_KEYS) - 1).map(_STR_SUBCLASS_KEYS.__getitem__),
+                st.integers(0, len(_STR_SUBCLASS_KEYS) - 1).map(_STR_SUBCLASS_KEYS.__getitem__)
+                if "str-subclass keys" not in KNOWN_DISCREPANCIES
+                else st.just("plain"),
                 children,
                 max_size=2,
             ),
             st.dictionaries(st.text(max_size=4), children, max_size=3).map(types.MappingProxyType),
-            st.builds(Point, x=big_ints, y=children),
+            st.builds(
+                Point,
+                x=big_ints,
+                y=children.filter(lambda v: not _walk_any(v, _is_set))
+                if "set order in dataclasses" in KNOWN_DISCREPANCIES
+                else children,
+            ),
             st.builds(Attrs, a=children, b=st.text(max_size=3)),
             st.builds(
                 lambda name, score, when, tags: Leaf(Name=name, score=score, when=when, tags=tags),
