@@ -41,6 +41,13 @@ def spread(value: Spread | None, suffix: str = "") -> str:
     return f"{number(value.median)}{suffix} ({number(value.low)}-{number(value.high)})"
 
 
+def precise(value: Spread | None) -> str:
+    """Format a ratio with 4 significant digits, so that a verdict near its bound reads right."""
+    if value is None:
+        return "-"
+    return f"{value.median:#.4g}x ({value.low:#.4g}-{value.high:#.4g})"
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
@@ -56,7 +63,7 @@ def goals_section(results: dict[str, Any]) -> list[str]:
                 f"#{goal.issue}",
                 goal.text,
                 f"{bound} {goal.target:g}",
-                spread(goal.measured, "x"),
+                precise(goal.measured),
                 f"**{goal.status}**",
                 goal.where,
                 f"{goal.context[0]}: {spread(goal.context[1], 'x')}" if goal.context else "",

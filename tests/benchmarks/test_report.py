@@ -147,9 +147,8 @@ def test_scaling_slope_is_in_nanoseconds_per_token() -> None:
 
 def test_report_shows_goals_tables_skips_and_plots() -> None:
     text = render(results(), image_prefix="assets/")
-    assert "| #3 | dispatch on the model >= 50x FastAPI untyped | >= 50 | 60.0x (58.0-62.5) |" in (
-        text
-    )
+    goal = "| #3 | dispatch on the model >= 50x FastAPI untyped | >= 50 | 60.00x (58.00-62.50) |"
+    assert goal in text
     assert "**NOT reached**" in text
     assert "**not measured**" in text
     assert "### `tokens-65536@c32`" in text
