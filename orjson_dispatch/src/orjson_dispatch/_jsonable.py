@@ -236,10 +236,17 @@ def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
 
 
 def _key(key: Any, options: ExcludeOptions) -> str:
-    """Return the object key `json.dumps` writes for `jsonable_encoder(key)`."""
-    converted = key if isinstance(key, str) else to_jsonable(key, options)
+    """Return the object key `json.dumps` writes for `jsonable_encoder(key)`.
+
+    Raises:
+        ValueError: A NaN or infinite float key, which `json.dumps(allow_nan=False)` refuses.
+        TypeError: A key `json.dumps` cannot write.
+    """
+    converted = (
+        key if isinstance(key, str) and not isinstance(key, Enum) else to_jsonable(key, options)
+    )
     if isinstance(converted, str):
-        return converted
+        return str.__str__(converted)  # a str subclass is written as its characters
     if converted is True:
         return "true"
     if converted is False:
@@ -249,20 +256,14 @@ def _key(key: Any, options: ExcludeOptions) -> str:
     if isinstance(converted, orjson.Fragment):  # an integer beyond 64 bits
         return str(int(key))
     if isinstance(converted, float):
-        return _float_key(converted)
+        if not math.isfinite(converted):
+            msg = "Out of range float values are not JSON compliant"
+            raise ValueError(msg)
+        return float.__repr__(converted)
     if isinstance(converted, int):
         return int.__repr__(converted)
     msg = f"keys must be str, int, float, bool or None, not {type(key).__qualname__}"
     raise TypeError(msg)
-
-
-def _float_key(value: float) -> str:
-    # json.dumps writes float keys with float.__repr__ and names the non-finite ones.
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return float.__repr__(value)
 
 
 def is_sqlalchemy_key(key: Any) -> bool:

@@ -125,14 +125,15 @@ class ModelPlan:
         extra = model.__pydantic_extra__ if self.extra else None
         if self.identity and not extra:
             return values
+        # pydantic's order: fields, extra fields, computed fields.
         out = {key: values[name] for name, key in self.output}
+        if extra:
+            out.update(extra)
         for name, key, value_check in self.computed:
             value = getattr(model, name)
             if value_check is not None and not value_check(value):
                 return None
             out[key] = value
-        if extra:
-            out.update(extra)
         return out
 
     def getter(self) -> Callable[[BaseModel], dict[str, Any] | None]:
