@@ -97,7 +97,7 @@ def dumps(
 def encode_untyped(value: Any, selection: ExcludeOptions, layout: int) -> bytes:
     """Encode a value without a declared type, as FastAPI's `jsonable_encoder` path does."""
     default = untyped_default(selection.by_alias)
-    if selection == ExcludeOptions(by_alias=selection.by_alias):
+    if not selection.selective:
         try:
             body = orjson.dumps(value, default=default, option=UNTYPED_OPTION | layout)
         except TypeError:
@@ -134,7 +134,7 @@ def _typed_encoder(annotation: Any, selection: ExcludeOptions, layout: int) -> T
             exclude_none=selection.exclude_none,
         ),
         by_alias=selection.by_alias,
-        selective=selection != ExcludeOptions(by_alias=selection.by_alias),
+        selective=selection.selective,
         option=layout,
     )
 

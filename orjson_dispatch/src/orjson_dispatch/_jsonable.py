@@ -130,7 +130,10 @@ def jsonable_leaf(value: Any) -> Any:
         TypeError: FastAPI cannot encode `value` either.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+        return {
+            field.name: _as_copied(getattr(value, field.name))
+            for field in dataclasses.fields(value)
+        }
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, PurePath):
@@ -151,6 +154,23 @@ def jsonable_leaf(value: Any) -> Any:
     if _STR_CLASSES and isinstance(value, _STR_CLASSES):
         return str(value)
     return _mapping_or_attributes(value)
+
+
+def _as_copied(value: Any) -> Any:
+    """Return what JSON can tell of `value` after `dataclasses.asdict` deep-copied it.
+
+    FastAPI encodes a dataclass as `asdict(value)`, which deep-copies every field. The copy of a
+    set is rebuilt from its items in iteration order, and where hashes collide the copy can
+    iterate in another order than the original: the array FastAPI writes follows the copy. Sets
+    are rebuilt the same way here; other values keep their order and are not copied.
+    """
+    if isinstance(value, (set, frozenset)):
+        return type(value)([_as_copied(item) for item in value])
+    if isinstance(value, (list, tuple)):
+        return [_as_copied(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_copied(item) for key, item in value.items()}
+    return value
 
 
 def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
@@ -177,6 +197,17 @@ class ExcludeOptions:
     exclude_none: bool = False
     include: Any = None
     exclude: Any = None
+
+    @property
+    def selective(self) -> bool:
+        """Some option leaves fields out: only the exact path applies it."""
+        return bool(
+            self.exclude_unset
+            or self.exclude_defaults
+            or self.exclude_none
+            or self.include is not None
+            or self.exclude is not None
+        )
 
 
 def to_jsonable(value: Any, options: ExcludeOptions) -> Any:

@@ -215,6 +215,6 @@ def _route_encoder(field: Any, selection: ExcludeOptions, layout: int) -> TypedE
         validate=validate,
         dump_json=dump_json,
         by_alias=selection.by_alias,
-        selective=selection != ExcludeOptions(by_alias=selection.by_alias),
+        selective=selection.selective,
         option=layout,
     )
