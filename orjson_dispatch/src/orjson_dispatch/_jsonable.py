@@ -10,6 +10,7 @@ Reference: https://github.com/fastapi/fastapi/blob/master/fastapi/encoders.py
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime
 import functools
@@ -170,6 +171,13 @@ def _as_copied(value: Any) -> Any:
         return [_as_copied(item) for item in value]
     if isinstance(value, dict):
         return {key: _as_copied(item) for key, item in value.items()}
+    if isinstance(value, BaseModel):
+        # The model is copied too, sets in its fields included; what cannot be copied (FastAPI
+        # answers 500) is encoded as it stands.
+        try:
+            return copy.deepcopy(value)
+        except Exception:  # any failure of deepcopy
+            return value
     return value
 
 
