@@ -42,7 +42,7 @@ from typing import Any, Literal, Optional, Union
 import httpx
 import numpy as np
 from fastapi import FastAPI
-from hypothesis import event
+from hypothesis import assume, event
 from hypothesis import strategies as st
 from pydantic import (
     BaseModel,
@@ -271,6 +271,18 @@ numpy_values: st.SearchStrategy[Any] = st.one_of(
 )
 
 
+def _points(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Point]:
+    @st.composite
+    def build(draw: st.DrawFn) -> Point:
+        y = draw(children)
+        if "set order in dataclasses" in KNOWN_DISCREPANCIES:
+            # assume(), not .filter(): a filter's retry events carry the whole strategy's repr.
+            assume(not _walk_any(y, _is_set))
+        return Point(x=draw(big_ints), y=y)
+
+    return build()
+
+
 def _is_set(value: Any) -> bool:
     return isinstance(value, (set, frozenset))
 
@@ -349,13 +361,7 @@ def untyped_values(*, numpy: bool = False, max_leaves: int = 12) -> st.SearchStr
                 max_size=2,
             ),
             st.dictionaries(st.text(max_size=4), children, max_size=3).map(types.MappingProxyType),
-            st.builds(
-                Point,
-                x=big_ints,
-                y=children.filter(lambda v: not _walk_any(v, _is_set))
-                if "set order in dataclasses" in KNOWN_DISCREPANCIES
-                else children,
-            ),
+            _points(children),
             st.builds(Attrs, a=children, b=st.text(max_size=3)),
             st.builds(
                 lambda name, score, when, tags: Leaf(Name=name, score=score, when=when, tags=tags),
