@@ -767,9 +767,11 @@ def dataclasses_as_dicts(value: Any) -> Any:
     so fails on what cannot be copied; ``dispatch`` encodes the fields as they are, on purpose.
     """
     if isinstance(value, Point):
+        # Each field as asdict would copy it where it can be copied: sets then iterate in the
+        # copy's order, which dispatch reproduces.
         return {
             "x": dataclasses_as_dicts(value.x),
-            "y": dataclasses_as_dicts(value.y),
+            "y": _copy_if_possible(dataclasses_as_dicts(value.y)),
             "label": value.label,
         }
     if not _walk_any(value, lambda v: isinstance(v, Point)):
@@ -783,6 +785,13 @@ def dataclasses_as_dicts(value: Any) -> Any:
     if isinstance(value, Attrs):
         return Attrs(dataclasses_as_dicts(value.a), dataclasses_as_dicts(value.b))
     return value
+
+
+def _copy_if_possible(value: Any) -> Any:
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # not copyable: dispatch encodes the value itself
+        return value
 
 
 def nonfinite_to_null(data: Any) -> Any:

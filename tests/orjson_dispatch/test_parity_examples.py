@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
 from orjson_dispatch import dispatch, dumps
 from tests.orjson_dispatch.strategies import (
     UNTYPED,
+    Attrs,
     Kind,
     Point,
     Route,
@@ -132,6 +133,17 @@ def test_set_inside_a_model_inside_a_dataclass_keeps_fastapis_element_order() ->
     assert fastapi_untyped(value) == b'{"x":0,"y":{"ids":[0,3,11]},"label":"p"}'
     assert dumps(value) == fastapi_untyped(value)
     assert dumps([Point(x=0, y=[bag])]) == fastapi_untyped([Point(x=0, y=[bag])])
+
+
+def test_set_inside_a_plain_object_inside_a_dataclass_keeps_fastapis_element_order() -> None:
+    """``asdict`` deep-copies objects FastAPI then encodes through ``vars()``, sets included."""
+    import types
+
+    for value in (
+        Point(x=0, y=Attrs(a=frozenset([0, 3, 11]), b="")),
+        Point(x=0, y=types.SimpleNamespace(s={0, 3, 11})),
+    ):
+        assert dumps(value) == fastapi_untyped(value)
 
 
 def test_dataclass_holding_what_asdict_cannot_copy_is_encoded_field_by_field() -> None:
