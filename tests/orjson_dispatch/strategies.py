@@ -275,12 +275,16 @@ def _points(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Point]:
     @st.composite
     def build(draw: st.DrawFn) -> Point:
         y = draw(children)
-        if "set order in dataclasses" in KNOWN_DISCREPANCIES:
+        if "set order in objects inside dataclasses" in KNOWN_DISCREPANCIES:
             # assume(), not .filter(): a filter's retry events carry the whole strategy's repr.
-            assume(not _walk_any(y, _is_set))
+            assume(not _walk_any(y, _object_holding_a_set))
         return Point(x=draw(big_ints), y=y)
 
     return build()
+
+
+def _object_holding_a_set(value: Any) -> bool:
+    return isinstance(value, Attrs) and _walk_any(vars(value), _is_set)
 
 
 def _is_set(value: Any) -> bool:
@@ -313,7 +317,7 @@ def _walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
 #: Discrepancies reported to the implementation and not fixed yet, each pinned by a strict xfail
 #: example in test_parity_examples.py. The property tests stop drawing these inputs so that they
 #: keep finding new problems; when a fix lands, the strict xfail fails, and the entry goes.
-KNOWN_DISCREPANCIES: frozenset[str] = frozenset()
+KNOWN_DISCREPANCIES: frozenset[str] = frozenset({"set order in objects inside dataclasses"})
 
 
 def untyped_values(*, numpy: bool = False, max_leaves: int = 12) -> st.SearchStrategy[Any]:
