@@ -317,7 +317,7 @@ def _walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
 #: Discrepancies reported to the implementation and not fixed yet, each pinned by a strict xfail
 #: example in test_parity_examples.py. The property tests stop drawing these inputs so that they
 #: keep finding new problems; when a fix lands, the strict xfail fails, and the entry goes.
-KNOWN_DISCREPANCIES: frozenset[str] = frozenset({"set order in objects inside dataclasses"})
+KNOWN_DISCREPANCIES: frozenset[str] = frozenset()
 
 
 def untyped_values(*, numpy: bool = False, max_leaves: int = 12) -> st.SearchStrategy[Any]:

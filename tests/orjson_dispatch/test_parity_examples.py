@@ -135,15 +135,6 @@ def test_set_inside_a_model_inside_a_dataclass_keeps_fastapis_element_order() ->
     assert dumps([Point(x=0, y=[bag])]) == fastapi_untyped([Point(x=0, y=[bag])])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "dispatch 6d593fe: sets reached through vars() of a plain object inside a dataclass are "
-        "written in the original order; FastAPI's asdict deep-copies the object, so it writes "
-        "the copy's order ([0,3,11] vs [0,11,3]). Reported; the property tests skip such inputs "
-        "(KNOWN_DISCREPANCIES in strategies.py) until this passes."
-    ),
-)
 def test_set_inside_a_plain_object_inside_a_dataclass_keeps_fastapis_element_order() -> None:
     """``asdict`` deep-copies objects FastAPI then encodes through ``vars()``, sets included."""
     import types

@@ -162,23 +162,25 @@ def _as_copied(value: Any) -> Any:
 
     FastAPI encodes a dataclass as `asdict(value)`, which deep-copies every field. The copy of a
     set is rebuilt from its items in iteration order, and where hashes collide the copy can
-    iterate in another order than the original: the array FastAPI writes follows the copy. Sets
-    are rebuilt the same way here; other values keep their order and are not copied.
+    iterate in another order than the original: the array FastAPI writes follows the copy.
+    Sets are rebuilt the same way here and other objects (a model, an object encoded through
+    `vars()`) deep-copied; lists, tuples and dicts keep their order and are walked, not copied.
+    A value that cannot be copied (FastAPI answers 500) is encoded as it stands.
     """
+    if value is None or isinstance(value, (str, int, float)):
+        return value
     if isinstance(value, (set, frozenset)):
         return type(value)([_as_copied(item) for item in value])
     if isinstance(value, (list, tuple)):
         return [_as_copied(item) for item in value]
     if isinstance(value, dict):
         return {key: _as_copied(item) for key, item in value.items()}
-    if isinstance(value, BaseModel):
-        # The model is copied too, sets in its fields included; what cannot be copied (FastAPI
-        # answers 500) is encoded as it stands.
-        try:
-            return copy.deepcopy(value)
-        except Exception:  # any failure of deepcopy
-            return value
-    return value
+    if dataclasses.is_dataclass(value):
+        return value  # encoded field by field when orjson reaches it
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # any failure of deepcopy
+        return value
 
 
 def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
