@@ -50,7 +50,15 @@ class _Keepalive(asyncio.Protocol, metaclass=_KeepaliveProtocolType):
                 steps = _environment_steps_or_none()
             if steps is not None:
                 try:
-                    if _socket.is_tcp(sock):
+                    # The transport's address is cached (asyncio) or one call (uvloop), where
+                    # sock.family builds an enum member (~1.5 us): a (host, port, ...) tuple
+                    # is TCP, a path is a Unix socket.
+                    sockname = transport.get_extra_info("sockname")
+                    if (
+                        isinstance(sockname, tuple)
+                        if sockname is not None
+                        else _socket.is_tcp(sock)
+                    ):
                         _socket.configure_connection(sock, steps)
                 except Exception:  # never let keepalive break a connection
                     logger.exception("TCP keepalive: unexpected failure, connection served without")

@@ -222,19 +222,37 @@ def configure_connection(sock: SocketLike, steps: tuple[_Option | _KeepaliveVals
         apply(sock, steps)
 
 
-@functools.lru_cache(maxsize=64)
+# calls_for() runs once per connection: an lru_cache would hash the steps'
+# dataclasses each time (~2 us); a plan's steps are one tuple per settings, so
+# the tuple's identity is the key.
+_calls_of_steps: dict[
+    int, tuple[tuple[_Option | _KeepaliveVals, ...], tuple[_Call, ...] | None]
+] = {}
+
+
 def calls_for(steps: tuple[_Option | _KeepaliveVals, ...]) -> tuple[_Call, ...] | None:
-    """The plain ``setsockopt`` calls of ``steps``, SO_KEEPALIVE first.
+    """The plain ``setsockopt`` calls of ``steps``, SO_KEEPALIVE last.
 
     None when a step needs more than one call can say (the Windows ioctl or its
     fallback): such a platform always goes through :func:`apply`.
     """
+    entry = _calls_of_steps.get(id(steps))
+    if entry is not None and entry[0] is steps:
+        return entry[1]
+    calls = _plain_calls(steps)
+    _calls_of_steps[id(steps)] = (steps, calls)
+    return calls
+
+
+def _plain_calls(steps: tuple[_Option | _KeepaliveVals, ...]) -> tuple[_Call, ...] | None:
     if any(not isinstance(step, _Option) or step.fallback is not None for step in steps):
         return None
     options = cast("tuple[_Option, ...]", steps)
+    # SO_KEEPALIVE last: with keepalive already on, Linux re-arms the keepalive timer on each
+    # TCP_KEEP* call (tcp_sock_set_keepidle); before it, they only store the values.
     return (
-        (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
         *((step.level, step.option, step.value) for step in options),
+        (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
     )
 
 
