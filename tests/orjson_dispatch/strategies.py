@@ -42,6 +42,8 @@ from typing import Any, Literal, Optional, Union
 import httpx
 import numpy as np
 from fastapi import FastAPI
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
 from hypothesis import assume, event
 from hypothesis import strategies as st
 from pydantic import (
@@ -811,6 +813,20 @@ def nonfinite_to_null(data: Any) -> Any:
     if isinstance(data, list):
         return [nonfinite_to_null(value) for value in data]
     return data
+
+
+def deliberate_untyped_body(value: Any, **options: Any) -> bytes | None:
+    """The body ``dispatch`` sends on purpose where FastAPI's untyped path answers 500.
+
+    FastAPI's own encoding of the numpy-free value, dataclasses encoded without a copy, with
+    non-finite floats turned into ``null``; ``None`` when even that cannot be encoded (then
+    ``dispatch`` must fail too).
+    """
+    try:
+        plain = dataclasses_as_dicts(denumpy(value))
+        return bytes(JSONResponse(nonfinite_to_null(jsonable_encoder(plain, **options))).body)
+    except Exception:  # any failure: FastAPI has no answer either
+        return None
 
 
 def same_json(ours: bytes, expected: bytes) -> bool:

@@ -27,12 +27,11 @@ from tests.orjson_dispatch.strategies import (
     Returned,
     TypeSpec,
     contains_numpy,
-    dataclasses_as_dicts,
+    deliberate_untyped_body,
     denumpy,
     disguised_values,
     examples,
     json_pairs,
-    nonfinite_to_null,
     returned_values,
     same_json,
     type_specs,
@@ -58,14 +57,6 @@ def _outcome(function: Any, *args: Any, **kwargs: Any) -> bytes | Exception:
     except Exception as exc:  # the failure is the observed behaviour
         return exc
     return result
-
-
-def _deliberate_untyped(value: Any, **options: Any) -> bytes | None:
-    try:
-        plain = dataclasses_as_dicts(denumpy(value))
-        return bytes(JSONResponse(nonfinite_to_null(jsonable_encoder(plain, **options))).body)
-    except Exception:  # FastAPI has no answer at all
-        return None
 
 
 jsonable_options = st.fixed_dictionaries(
@@ -99,7 +90,7 @@ def test_dumps_untyped_matches_jsonable_encoder(value: Any, options: dict[str, A
         assert same_json(ours, expected)
         return
     event(f"untyped: FastAPI raises {type(expected).__name__}")
-    deliberate = _deliberate_untyped(value, **options)
+    deliberate = deliberate_untyped_body(value, **options)
     if deliberate is None:
         assert isinstance(ours, Exception), "FastAPI cannot encode this value: dumps must raise"
         return

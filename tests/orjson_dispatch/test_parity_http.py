@@ -31,13 +31,12 @@ from tests.orjson_dispatch.strategies import (
     Route,
     TypeSpec,
     contains_numpy,
-    dataclasses_as_dicts,
+    deliberate_untyped_body,
     denumpy,
     disguised_values,
     examples,
     make_endpoint,
     model_specs,
-    nonfinite_to_null,
     returned_values,
     same_json,
     serve,
@@ -63,20 +62,6 @@ def _record_failure(kind: str, value: Any) -> None:
         event(f"{kind}: FastAPI 500 ({type(exc).__name__})")
     else:
         event(f"{kind}: FastAPI 500")
-
-
-def untyped_deliberate_body(value: Any) -> bytes | None:
-    """The body ``dispatch`` sends on purpose where FastAPI's untyped path answers 500.
-
-    FastAPI's own encoding of the numpy-free value, dataclasses encoded without a copy, with
-    non-finite floats turned into ``null``; ``None`` when even that cannot be encoded (then
-    ``dispatch`` must answer 500 too).
-    """
-    try:
-        plain = dataclasses_as_dicts(denumpy(value))
-        return bytes(JSONResponse(nonfinite_to_null(jsonable_encoder(plain))).body)
-    except Exception:  # any failure: FastAPI has no answer either
-        return None
 
 
 # --- untyped path ------------------------------------------------------------------------------
@@ -129,7 +114,7 @@ def test_untyped_endpoint_answers_like_jsonable_encoder(
         assert_same_answer(ours, fastapi)
         return
     _record_failure("untyped", plain)
-    expected = untyped_deliberate_body(value)
+    expected = deliberate_untyped_body(value)
     if expected is None:
         assert ours.status_code == 500, "FastAPI cannot encode this value: dispatch must fail too"
         return
