@@ -10,6 +10,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, ParamSpec, TypeVar, overload
 
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -325,9 +326,11 @@ class _Responder:
         plan = self._plan(request)
         try:
             return plan.respond(content, sub_response)
+        except ValidationError:
+            raise  # the value does not fit the declared type: a 500 like FastAPI's, no log here
         except (TypeError, ValueError) as error:
-            if type(error).__name__ in ("ResponseValidationError", "ValidationError"):
-                raise
+            # orjson's JSONEncodeError is a TypeError, pydantic's serialization error a
+            # ValueError: the value holds something neither can encode.
             logger.error(
                 "orjson_dispatch: %s returned a value of type %s that cannot be serialized: %s",
                 self._name,
