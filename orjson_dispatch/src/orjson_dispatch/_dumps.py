@@ -124,15 +124,7 @@ def _typed_encoder(annotation: Any, selection: ExcludeOptions, layout: int) -> T
     return TypedEncoder(
         annotation,
         validate=functools.partial(adapter.validate_python, from_attributes=True),
-        dump_json=functools.partial(
-            adapter.dump_json,
-            by_alias=selection.by_alias,
-            include=selection.include,
-            exclude=selection.exclude,
-            exclude_unset=selection.exclude_unset,
-            exclude_defaults=selection.exclude_defaults,
-            exclude_none=selection.exclude_none,
-        ),
+        dump_json=functools.partial(adapter.dump_json, **selection.serializer_options()),
         by_alias=selection.by_alias,
         selective=selection.selective,
         option=layout,

@@ -208,6 +208,17 @@ class ExcludeOptions:
     include: Any = None
     exclude: Any = None
 
+    def serializer_options(self) -> dict[str, Any]:
+        """The options as keyword arguments of pydantic's `dump_json` and FastAPI's fields."""
+        return {
+            "by_alias": self.by_alias,
+            "include": self.include,
+            "exclude": self.exclude,
+            "exclude_unset": self.exclude_unset,
+            "exclude_defaults": self.exclude_defaults,
+            "exclude_none": self.exclude_none,
+        }
+
     @property
     def selective(self) -> bool:
         """Some option leaves fields out: only the exact path applies it."""

@@ -141,7 +141,7 @@ def plan_for_route(options: DispatchOptions, route: Any, endpoint_name: str) -> 
     encode: Callable[[Any], bytes]
     if field is None:
         # FastAPI's untyped path is jsonable_encoder(value) without any response_model_* option.
-        untyped = dataclasses.replace(_selection(options, None), include=None, exclude=None)
+        untyped = _selection(options, None)
         encode = functools.partial(encode_untyped, selection=untyped, layout=options.layout)
     else:
         encode = _route_encoder(field, selection, options.layout).encode
@@ -196,17 +196,9 @@ def _route_encoder(field: Any, selection: ExcludeOptions, layout: int) -> TypedE
             raise ResponseValidationError(errors=errors, body=value)
         return validated
 
-    serializer_options = {
-        "include": selection.include,
-        "exclude": selection.exclude,
-        "by_alias": selection.by_alias,
-        "exclude_unset": selection.exclude_unset,
-        "exclude_defaults": selection.exclude_defaults,
-        "exclude_none": selection.exclude_none,
-    }
     dump_json: Callable[[Any], bytes]
     if hasattr(field, "serialize_json"):
-        dump_json = functools.partial(field.serialize_json, **serializer_options)
+        dump_json = functools.partial(field.serialize_json, **selection.serializer_options())
     else:  # FastAPI before 0.130 has no JSON serializer on its fields
         fallback = typed_encoder(field.field_info.annotation, selection, layout)
         dump_json = fallback.encode
