@@ -20,8 +20,6 @@ from uvicorn_keepalive._settings import KeepaliveSettings
 # on which both stop instead of respawning the worker.
 STARTUP_FAILURE = 3
 
-_Steps = tuple["_socket._Option | _socket._KeepaliveVals", ...]
-
 
 class _KeepaliveProtocolType(type):
     """Metaclass of the keepalive protocols.
@@ -39,7 +37,7 @@ class _Keepalive(asyncio.Protocol, metaclass=_KeepaliveProtocolType):
     #: public classes until they are looked up on the package, which reads them
     #: from the ``UVICORN_KEEPALIVE_*`` environment variables.
     keepalive: ClassVar[KeepaliveSettings | None] = None
-    _keepalive_steps: ClassVar[_Steps | None] = None
+    _keepalive_steps: ClassVar[_socket.Steps | None] = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Apply keepalive to the transport's TCP socket, then let uvicorn proceed."""
@@ -129,7 +127,7 @@ def environment_class(name: str) -> type[_Keepalive]:
 _environment_failed = False
 
 
-def _environment_steps_or_none() -> _Steps | None:
+def _environment_steps_or_none() -> _socket.Steps | None:
     # Only reached by a subclass imported from this private module without the
     # startup hook; a bad variable can no longer stop startup, so it disables
     # keepalive for this process instead of failing every connection.

@@ -89,8 +89,12 @@ class _Option:
         applied[self.name] = self.value
 
 
+#: The calls that apply one set of settings on this platform, after SO_KEEPALIVE.
+Steps = tuple[_Option | _KeepaliveVals, ...]
+
+
 @functools.lru_cache(maxsize=64)
-def plan(settings: KeepaliveSettings) -> tuple[_Option | _KeepaliveVals, ...]:
+def plan(settings: KeepaliveSettings) -> Steps:
     """The calls that apply ``settings`` on this platform, after SO_KEEPALIVE.
 
     Built once per settings and process from the constants the ``socket`` module
@@ -170,7 +174,7 @@ def is_tcp(sock: SocketLike) -> bool:
         return False
 
 
-def apply(sock: SocketLike, steps: tuple[_Option | _KeepaliveVals, ...]) -> dict[str, int]:
+def apply(sock: SocketLike, steps: Steps) -> dict[str, int]:
     """Set SO_KEEPALIVE then ``steps`` on ``sock``; never raises OSError.
 
     A refused call is logged at DEBUG and skipped; if SO_KEEPALIVE itself is
@@ -210,7 +214,7 @@ def apply(sock: SocketLike, steps: tuple[_Option | _KeepaliveVals, ...]) -> dict
 _Call = tuple[int, int, int]
 
 
-def configure_connection(sock: SocketLike, steps: tuple[_Option | _KeepaliveVals, ...]) -> None:
+def configure_connection(sock: SocketLike, steps: Steps) -> None:
     """Apply ``steps`` to one accepted TCP connection's socket; never raises OSError.
 
     The fast path makes the plain calls in one go; if the platform needs the
@@ -225,12 +229,10 @@ def configure_connection(sock: SocketLike, steps: tuple[_Option | _KeepaliveVals
 # calls_for() runs once per connection: an lru_cache would hash the steps'
 # dataclasses each time (~2 us); a plan's steps are one tuple per settings, so
 # the tuple's identity is the key.
-_calls_of_steps: dict[
-    int, tuple[tuple[_Option | _KeepaliveVals, ...], tuple[_Call, ...] | None]
-] = {}
+_calls_of_steps: dict[int, tuple[Steps, tuple[_Call, ...] | None]] = {}
 
 
-def calls_for(steps: tuple[_Option | _KeepaliveVals, ...]) -> tuple[_Call, ...] | None:
+def calls_for(steps: Steps) -> tuple[_Call, ...] | None:
     """The plain ``setsockopt`` calls of ``steps``, SO_KEEPALIVE last.
 
     None when a step needs more than one call can say (the Windows ioctl or its
@@ -244,7 +246,7 @@ def calls_for(steps: tuple[_Option | _KeepaliveVals, ...]) -> tuple[_Call, ...] 
     return calls
 
 
-def _plain_calls(steps: tuple[_Option | _KeepaliveVals, ...]) -> tuple[_Call, ...] | None:
+def _plain_calls(steps: Steps) -> tuple[_Call, ...] | None:
     if any(not isinstance(step, _Option) or step.fallback is not None for step in steps):
         return None
     options = cast("tuple[_Option, ...]", steps)
