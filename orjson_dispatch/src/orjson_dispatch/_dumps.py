@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Final
 
-import orjson
-from pydantic import TypeAdapter
+from orjson_dispatch._options import Serialization, check_format_option, freeze
+from orjson_dispatch._typed import typed_encoder
+from orjson_dispatch._untyped import encode_untyped
 
-from orjson_dispatch._jsonable import (
-    ExcludeOptions,
-    may_hold_sqlalchemy_key,
-    to_jsonable,
-    untyped_default,
-)
-from orjson_dispatch._options import UNTYPED_OPTION, check_format_option
-from orjson_dispatch._typed import TypedEncoder
-
-__all__ = ["UNTYPED", "dumps", "encode_untyped", "typed_encoder"]
+__all__ = ["UNTYPED", "dumps"]
 
 
 class _Untyped:
@@ -80,68 +71,15 @@ def dumps(
             option that would change the JSON.
         pydantic.ValidationError: `value` does not fit `response_model`.
     """
-    layout = check_format_option(option, "orjson_dispatch.dumps()")
-    selection = ExcludeOptions(
+    serialization = Serialization(
         by_alias=by_alias,
         exclude_unset=exclude_unset,
         exclude_defaults=exclude_defaults,
         exclude_none=exclude_none,
-        include=_freeze(include),
-        exclude=_freeze(exclude),
+        include=freeze(include),
+        exclude=freeze(exclude),
+        option=check_format_option(option, "orjson_dispatch.dumps()"),
     )
     if response_model is UNTYPED:
-        return encode_untyped(value, selection, layout)
-    return typed_encoder(response_model, selection, layout).encode(value)
-
-
-def encode_untyped(value: Any, selection: ExcludeOptions, layout: int) -> bytes:
-    """Encode a value without a declared type, as FastAPI's `jsonable_encoder` path does."""
-    default = untyped_default(selection.by_alias)
-    if not selection.selective:
-        try:
-            body = orjson.dumps(value, default=default, option=UNTYPED_OPTION | layout)
-        except TypeError:
-            pass  # an integer beyond 64 bits; to_jsonable also names what cannot be encoded
-        else:
-            if not may_hold_sqlalchemy_key(body):
-                return body
-    return orjson.dumps(
-        to_jsonable(value, selection), default=default, option=UNTYPED_OPTION | layout
-    )
-
-
-def typed_encoder(annotation: Any, selection: ExcludeOptions, layout: int) -> TypedEncoder:
-    """Return a cached `TypedEncoder` validating with a `TypeAdapter` of `annotation`."""
-    try:
-        return _typed_encoder(annotation, selection, layout)
-    except TypeError:  # an unhashable annotation or selection: build it each time
-        return _typed_encoder.__wrapped__(annotation, selection, layout)
-
-
-@functools.lru_cache(maxsize=256)
-def _typed_encoder(annotation: Any, selection: ExcludeOptions, layout: int) -> TypedEncoder:
-    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-    return TypedEncoder(
-        annotation,
-        validate=functools.partial(adapter.validate_python, from_attributes=True),
-        dump_json=functools.partial(adapter.dump_json, **selection.serializer_options()),
-        by_alias=selection.by_alias,
-        selective=selection.selective,
-        option=layout,
-    )
-
-
-def _freeze(selection: Any) -> Any:
-    # include/exclude are sets or nested dicts; make them hashable for the encoder cache.
-    if isinstance(selection, dict):
-        return _FrozenDict((key, _freeze(item)) for key, item in selection.items())
-    if isinstance(selection, (set, list, tuple)):
-        return frozenset(selection)
-    return selection
-
-
-class _FrozenDict(dict[Any, Any]):
-    """A dict usable as a cache key; include/exclude are never mutated."""
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(frozenset(self.items()))
+        return encode_untyped(value, serialization)
+    return typed_encoder(response_model, serialization).encode(value)

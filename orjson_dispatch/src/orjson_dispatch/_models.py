@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import json
 import threading
 import types
 import typing
@@ -36,7 +37,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined, to_jsonable_python
 
-from orjson_dispatch._options import MODEL_OPTION
+from orjson_dispatch._options import ENCODE_OPTION
 
 __all__ = ["Check", "ModelPlan", "analyse", "model_default", "model_json", "model_plan"]
 
@@ -100,6 +101,9 @@ class ModelPlan:
         output: (field name, JSON key) of every field that is serialized.
         identity: `output` maps every field to its own name and no computed field exists, so
             the instance's `__dict__` itself is what orjson must encode.
+        scalars: (field name, classes) of the fields declared as scalars (`int`, `float | None`,
+            ...): pydantic converts a value of another class assigned without validation (an int
+            in a float field is written 0.0, a bool in an int field 1), so only these pass.
         checks: (field name, check) for the fields that may hold nested models.
         computed: (property name, JSON key, check) of the computed fields.
         extra: The model allows extra fields, serialized after the declared ones.
@@ -108,6 +112,7 @@ class ModelPlan:
     names: frozenset[str]
     output: tuple[tuple[str, str], ...]
     identity: bool
+    scalars: tuple[tuple[str, frozenset[type[Any]]], ...]
     checks: tuple[tuple[str, Check], ...]
     computed: tuple[tuple[str, str, Check | None], ...]
     extra: bool
@@ -119,6 +124,9 @@ class ModelPlan:
         # its value in __dict__) means pydantic would not serialize __dict__ as it stands.
         if values.keys() != self.names:
             return None
+        for name, classes in self.scalars:
+            if type(values[name]) not in classes:
+                return None
         for name, check in self.checks:
             if not check(values[name]):
                 return None
@@ -136,32 +144,10 @@ class ModelPlan:
             out[key] = value
         return out
 
-    def getter(self) -> Callable[[BaseModel], dict[str, Any] | None]:
-        """Return `fields` specialised for this plan, for the per-object hot path.
 
-        Most response models are plain field dicts with at most one field holding nested
-        models; for them the generic loop costs more than the work itself.
-        """
-        names = self.names
-        if not self.identity or self.extra or len(self.checks) > 1:
-            return self.fields
-        if not self.checks:
-
-            def plain(model: BaseModel) -> dict[str, Any] | None:
-                values = model.__dict__
-                return values if values.keys() == names else None
-
-            return plain
-        [(name, check)] = self.checks
-
-        def checked(model: BaseModel) -> dict[str, Any] | None:
-            values = model.__dict__
-            return values if values.keys() == names and check(values[name]) else None
-
-        return checked
-
-
-_plans: dict[tuple[type[BaseModel], bool], ModelPlan | None] = {}
+# Plans live on each class itself (in its own __dict__, never inherited), so that a class created
+# per request is collected with its plan: a registry keyed by class would keep every class alive.
+_PLAN_ATTRIBUTE = {True: "__orjson_dispatch_plan_by_alias__", False: "__orjson_dispatch_plan__"}
 _in_progress: set[tuple[type[BaseModel], bool]] = set()
 # Sync endpoints run in threads: one analysis at a time, so that a class another thread is
 # analysing is never mistaken for a recursive one. Reentrant for nested models.
@@ -170,14 +156,15 @@ _analysis_lock = threading.RLock()
 
 def model_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan | None:
     """Return the plan of `cls`, or None when pydantic must serialize its instances itself."""
-    key = (cls, by_alias)
+    attribute = _PLAN_ATTRIBUTE[by_alias]
     try:
-        return _plans[key]
+        return cls.__dict__[attribute]  # type: ignore[no-any-return]
     except KeyError:
         pass
     with _analysis_lock:
-        if key in _plans:
-            return _plans[key]
+        if attribute in cls.__dict__:
+            return cls.__dict__[attribute]  # type: ignore[no-any-return]
+        key = (cls, by_alias)
         if key in _in_progress:
             # A recursive model: its plan cannot rely on itself being plain.
             raise NotPlainError
@@ -188,7 +175,7 @@ def model_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan | None:
             plan = None
         finally:
             _in_progress.discard(key)
-        _plans[key] = plan
+        type.__setattr__(cls, attribute, plan)
         return plan
 
 
@@ -203,6 +190,7 @@ def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
         if config.get(name, neutral) not in (neutral, {}):
             raise NotPlainError
     output: list[tuple[str, str]] = []
+    scalars: list[tuple[str, frozenset[type[Any]]]] = []
     checks: list[tuple[str, Check]] = []
     for name, field in cls.model_fields.items():
         if getattr(field, "exclude_if", None) is not None:
@@ -210,6 +198,9 @@ def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
         check = _analyse_field(field, by_alias)
         if check is not None:
             checks.append((name, check))
+        classes = _scalar_classes(field.annotation)
+        if classes:
+            scalars.append((name, classes))
         if not field.exclude:
             output.append((name, _key(name, field.serialization_alias or field.alias, by_alias)))
     computed: list[tuple[str, str, Check | None]] = []
@@ -223,10 +214,29 @@ def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
         identity=not computed
         and len(output) == len(cls.model_fields)
         and all(name == key for name, key in output),
+        scalars=tuple(scalars),
         checks=tuple(checks),
         computed=tuple(computed),
         extra=config.get("extra") == "allow",
     )
+
+
+def _scalar_classes(annotation: Any) -> frozenset[type[Any]]:
+    """Return the classes pydantic writes unchanged where `annotation` is declared.
+
+    Empty unless `annotation` is a scalar type or a union of them (`float`, `int | None`).
+    """
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if annotation in (int, float, str, bool):
+        return frozenset({annotation})
+    if annotation is None or annotation is type(None):
+        return frozenset({type(None)})
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        members = [_scalar_classes(member) for member in typing.get_args(annotation)]
+        if all(members):
+            return frozenset().union(*members)
+    return frozenset()
 
 
 def _key(name: str, alias: str | None, by_alias: bool) -> str:
@@ -347,39 +357,52 @@ def _all_values(check: Check, value: Any) -> bool:
     return isinstance(value, dict) and all(map(check, value.values()))
 
 
-def model_json(
-    model: BaseModel,
-    *,
-    by_alias: bool,
-    include: Any = None,
-    exclude: Any = None,
-    exclude_unset: bool = False,
-    exclude_defaults: bool = False,
-    exclude_none: bool = False,
-) -> bytes:
-    """Serialize `model` as its own class: the JSON of `model.model_dump_json(...)`.
+def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
+    """Serialize `model` as its own class: the JSON of `model.model_dump_json(by_alias=...)`.
 
-    Uses the class's plan with orjson when it applies and no field selection is asked for;
-    otherwise, and whenever orjson refuses a value (an integer beyond 64 bits), pydantic's own
-    serializer.
+    Uses the class's plan with orjson when it applies; otherwise, and whenever orjson refuses a
+    value (an integer beyond 64 bits), pydantic's own serializer.
     """
-    if not (include or exclude or exclude_unset or exclude_defaults or exclude_none):
-        plan = model_plan(type(model), by_alias)
-        fields = plan.fields(model) if plan is not None else None
-        if fields is not None:
-            try:
-                return orjson.dumps(fields, default=model_default(by_alias), option=MODEL_OPTION)
-            except TypeError:
-                pass
-    return model.__pydantic_serializer__.to_json(
-        model,
-        by_alias=by_alias,
-        include=include,
-        exclude=exclude,
-        exclude_unset=exclude_unset,
-        exclude_defaults=exclude_defaults,
-        exclude_none=exclude_none,
-    )
+    plan = model_plan(type(model), by_alias)
+    fields = plan.fields(model) if plan is not None else None
+    if fields is not None:
+        try:
+            return orjson.dumps(fields, default=model_default(by_alias), option=ENCODE_OPTION)
+        except TypeError:
+            pass
+    return pydantic_json(model, by_alias=by_alias)
+
+
+def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
+    """Return pydantic's JSON of `model`, NaN and infinities written as null (strict JSON)."""
+    body = model.__pydantic_serializer__.to_json(model, by_alias=by_alias)
+    return without_nan(body) if writes_nan(type(model).__pydantic_core_schema__) else body
+
+
+def writes_nan(schema: Any) -> bool:
+    """Tell whether pydantic may write NaN or Infinity for values of a core schema.
+
+    True when some model or type in it has `ser_json_inf_nan="constants"`: NaN and Infinity are
+    not JSON (RFC 8259 section 6).
+    """
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("ser_json_inf_nan") == "constants":
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
+def without_nan(body: bytes) -> bytes:
+    """Return `body` with NaN and infinities written as null, the rest unchanged in value."""
+    if b"NaN" not in body and b"Infinity" not in body:
+        return body
+    value = json.loads(body, parse_constant=lambda _: None)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 @functools.cache
@@ -390,22 +413,23 @@ def model_default(by_alias: bool) -> Callable[[Any], Any]:
     the plan does not apply), anything else through pydantic's type inference, which is what
     pydantic does for a value of that type at a position declared as such or as `Any`.
     """
-    # orjson calls this once per nested model: one dict lookup finds the class's getter.
-    getters: dict[type[Any], Callable[[BaseModel], dict[str, Any] | None]] = {}
-
-    def pydantic_json(model: BaseModel) -> None:
-        return None
+    attribute = _PLAN_ATTRIBUTE[by_alias]
 
     def default(value: Any) -> Any:
-        getter = getters.get(type(value))
-        if getter is None:
+        # orjson calls this once per nested model: one lookup in the class's own dict.
+        cls = type(value)
+        plan = cls.__dict__.get(attribute, _UNKNOWN)
+        if plan is _UNKNOWN:
             if not isinstance(value, BaseModel):
                 return to_jsonable_python(value, by_alias=by_alias)
-            plan = model_plan(type(value), by_alias)
-            getter = getters[type(value)] = plan.getter() if plan is not None else pydantic_json
-        fields = getter(value)
-        if fields is not None:
-            return fields
-        return orjson.Fragment(value.__pydantic_serializer__.to_json(value, by_alias=by_alias))
+            plan = model_plan(cls, by_alias)
+        if plan is not None:
+            fields = plan.fields(value)
+            if fields is not None:
+                return fields
+        return orjson.Fragment(pydantic_json(value, by_alias=by_alias))
 
     return default
+
+
+_UNKNOWN = object()

@@ -1,26 +1,42 @@
-"""orjson option handling shared by `dumps` and `dispatch`."""
+"""What `dispatch`, `DispatchRoute` and `dumps` are told, checked once and passed through.
+
+`Options` is what a user gives `dispatch`; `Serialization` is what every encoder needs, the
+keyword arguments of FastAPI's `serialize_response` plus orjson's layout `option`.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
 import orjson
 
-__all__ = ["FORMAT_OPTIONS", "MODEL_OPTION", "UNTYPED_OPTION", "check_format_option"]
+__all__ = [
+    "ENCODE_OPTION",
+    "FORMAT_OPTIONS",
+    "Options",
+    "Serialization",
+    "check_format_option",
+    "check_options",
+]
 
-# Options every call inside a model or a typed response uses; none of them is the caller's choice:
+# Options every orjson call uses; none of them is the caller's choice:
 # - OPT_SERIALIZE_NUMPY: numpy arrays and scalars become JSON arrays and numbers (FastAPI answers
-#   500 for them; this is one of the documented differences).
-# - OPT_PASSTHROUGH_DATETIME and OPT_PASSTHROUGH_DATACLASS: orjson's own RFC 3339 and dataclass
-#   output differs from both FastAPI's `isoformat()`/`asdict()` and pydantic's formats, so these
-#   values are handed to our `default` callback, which applies the exact rule of each path.
-# Non-str dict keys are refused there on purpose: pydantic writes a None key as "None" and a
-# datetime key with "Z", orjson as "null" and "+00:00", so such a dict takes pydantic's path.
-MODEL_OPTION = (
-    orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+#   500 for them; one of the documented differences).
+# - OPT_PASSTHROUGH_DATETIME, OPT_PASSTHROUGH_DATACLASS: orjson's own RFC 3339 and dataclass
+#   output differs from FastAPI's `isoformat()`/`asdict()` and from pydantic's formats.
+# - OPT_PASSTHROUGH_SUBCLASS: a str, int, dict or list subclass (a str enum whose value is not
+#   its text, a dict hiding keys from `items()`) is encoded by the rules of its path, not as the
+#   builtin it extends.
+# These values are handed to the `default` callback of each path, which applies its exact rule.
+# Non-str dict keys are refused by orjson here: the exact path writes them as each path does.
+ENCODE_OPTION = (
+    orjson.OPT_SERIALIZE_NUMPY
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
-# Values returned without a declared type use the same options: FastAPI's `json.dumps` writes a
-# float key as repr() does ("1e-07") and orjson does not ("1e-7"), so a dict with non-str keys is
-# refused by the fast path and its keys are converted exactly by `_jsonable.to_jsonable`.
-UNTYPED_OPTION = MODEL_OPTION
 
 # Options that change only the layout of the JSON text, never its value. Every other orjson
 # option (OPT_UTC_Z, OPT_STRICT_INTEGER, OPT_NAIVE_UTC, ...) would make the body differ from what
@@ -32,6 +48,144 @@ _OPTION_NAMES = {
     for name, value in vars(orjson).items()
     if name.startswith("OPT_") and isinstance(value, int)
 }
+_FLAGS = ("by_alias", "exclude_unset", "exclude_defaults", "exclude_none")
+_DISPATCH_OPTIONS = frozenset({"status_code", "headers", "media_type", "option", *_FLAGS})
+
+
+@dataclasses.dataclass(frozen=True)
+class Serialization:
+    """How a value is serialized: FastAPI's `response_model_*` settings and orjson's layout.
+
+    Attributes:
+        by_alias: Write model fields under their serialization alias.
+        exclude_unset: Leave out model fields that were not set explicitly.
+        exclude_defaults: Leave out model fields equal to their default.
+        exclude_none: Leave out model fields that are None.
+        include: Fields to include, as in pydantic's `model_dump` (hashable: see `freeze`).
+        exclude: Fields to exclude, as in pydantic's `model_dump` (hashable: see `freeze`).
+        option: orjson layout options (`FORMAT_OPTIONS` only).
+    """
+
+    by_alias: bool = True
+    exclude_unset: bool = False
+    exclude_defaults: bool = False
+    exclude_none: bool = False
+    include: Any = None
+    exclude: Any = None
+    option: int = 0
+
+    @property
+    def selective(self) -> bool:
+        """Some setting leaves fields out: pydantic then serializes every value itself."""
+        return bool(
+            self.exclude_unset
+            or self.exclude_defaults
+            or self.exclude_none
+            or self.include is not None
+            or self.exclude is not None
+        )
+
+    def pydantic_options(self) -> dict[str, Any]:
+        """The settings as keyword arguments of pydantic's `dump_json` and FastAPI's fields."""
+        return {
+            "by_alias": self.by_alias,
+            "include": self.include,
+            "exclude": self.exclude,
+            "exclude_unset": self.exclude_unset,
+            "exclude_defaults": self.exclude_defaults,
+            "exclude_none": self.exclude_none,
+        }
+
+
+UNTYPED = Serialization()
+"""FastAPI's untyped path: `jsonable_encoder(value)` with no option."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """The options given to `dispatch`; None means "not given", the route's setting applies."""
+
+    status_code: int | None = None
+    headers: Mapping[str, str] | None = None
+    media_type: str | None = None
+    option: int = 0
+    by_alias: bool | None = None
+    exclude_unset: bool | None = None
+    exclude_defaults: bool | None = None
+    exclude_none: bool | None = None
+
+    def serialization(self, route: Any = None) -> Serialization:
+        """Merge these options over the `response_model_*` settings of a FastAPI route.
+
+        Args:
+            route: The route (or FastAPI's effective route context) whose settings apply, or
+                None outside FastAPI.
+        """
+
+        def pick(flag: str, default: bool) -> bool:
+            given: bool | None = getattr(self, flag)
+            if given is not None:
+                return given
+            return bool(getattr(route, f"response_model_{flag}", default))
+
+        return Serialization(
+            by_alias=pick("by_alias", True),
+            exclude_unset=pick("exclude_unset", False),
+            exclude_defaults=pick("exclude_defaults", False),
+            exclude_none=pick("exclude_none", False),
+            include=freeze(getattr(route, "response_model_include", None)),
+            exclude=freeze(getattr(route, "response_model_exclude", None)),
+            option=self.option,
+        )
+
+
+def check_options(given: Mapping[str, Any], name: str) -> Options:
+    """Return the options given to `dispatch` for the endpoint `name`, checked.
+
+    Raises:
+        TypeError: An option is unknown or has a wrong type, naming the endpoint.
+    """
+    unknown = sorted(set(given) - _DISPATCH_OPTIONS)
+    if unknown:
+        msg = (
+            f"dispatch() got unknown option(s) {', '.join(unknown)} for {name}; "
+            f"the options are {', '.join(sorted(_DISPATCH_OPTIONS))}"
+        )
+        raise TypeError(msg)
+    status_code = given.get("status_code")
+    if status_code is not None and (
+        not isinstance(status_code, int)
+        or isinstance(status_code, bool)
+        or not 100 <= status_code <= 599
+    ):
+        msg = (
+            f"dispatch(status_code=...) for {name} must be an HTTP status (100-599), "
+            f"not {status_code!r}"
+        )
+        raise TypeError(msg)
+    headers = given.get("headers")
+    if headers is not None and not (
+        isinstance(headers, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
+    ):
+        msg = f"dispatch(headers=...) for {name} must map str to str, not {headers!r}"
+        raise TypeError(msg)
+    media_type = given.get("media_type")
+    if media_type is not None and not isinstance(media_type, str):
+        msg = f"dispatch(media_type=...) for {name} must be a str, not {media_type!r}"
+        raise TypeError(msg)
+    for flag in _FLAGS:
+        value = given.get(flag)
+        if value is not None and not isinstance(value, bool):
+            msg = f"dispatch({flag}=...) for {name} must be a bool, not {value!r}"
+            raise TypeError(msg)
+    return Options(
+        status_code=status_code,
+        headers=dict(headers) if headers is not None else None,
+        media_type=media_type,
+        option=check_format_option(given.get("option"), f"dispatch() for {name}"),
+        **{flag: given.get(flag) for flag in _FLAGS},
+    )
 
 
 def check_format_option(option: int | None, where: str) -> int:
@@ -52,7 +206,8 @@ def check_format_option(option: int | None, where: str) -> int:
         raise TypeError(msg)
     refused = option & ~FORMAT_OPTIONS
     if refused:
-        names = sorted(_OPTION_NAMES.get(bit, hex(bit)) for bit in _bits(refused) if bit & refused)
+        bits = [1 << shift for shift in range(refused.bit_length()) if refused >> shift & 1]
+        names = sorted(_OPTION_NAMES.get(bit, hex(bit)) for bit in bits)
         msg = (
             f"{where}: option {' | '.join(f'orjson.{n}' for n in names)} would change the JSON "
             "that FastAPI sends; only orjson.OPT_INDENT_2, orjson.OPT_SORT_KEYS and "
@@ -62,5 +217,21 @@ def check_format_option(option: int | None, where: str) -> int:
     return option
 
 
-def _bits(value: int) -> list[int]:
-    return [1 << shift for shift in range(value.bit_length()) if value >> shift & 1]
+def freeze(selection: Any) -> Any:
+    """Return `include`/`exclude` as a hashable value with the same meaning.
+
+    Sets, lists and tuples become frozensets, dicts `FrozenDict`s, recursively; encoders are
+    cached by their `Serialization`.
+    """
+    if isinstance(selection, dict):
+        return FrozenDict((key, freeze(item)) for key, item in selection.items())
+    if isinstance(selection, (set, list, tuple)):
+        return frozenset(selection)
+    return selection
+
+
+class FrozenDict(dict[Any, Any]):
+    """A dict usable as a cache key; include/exclude are never mutated."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))

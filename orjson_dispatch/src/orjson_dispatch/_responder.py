@@ -1,11 +1,12 @@
-"""Turning an endpoint's return value into the Response FastAPI would have built.
+"""How a route answers the values its endpoint returns.
 
-FastAPI (`fastapi.routing.get_request_handler`) serializes a returned value with the route's
-`response_model` and `response_model_*` settings, builds the route's response class with the
-route's `status_code` (or the status set on an injected `Response` parameter), empties the body
-for statuses that forbid one, and appends the injected `Response`'s headers and cookies. When an
-endpoint returns a Response instead, FastAPI skips all of that except attaching background tasks.
-A `ResponsePlan` redoes those steps with the fast encoders, once compiled per route.
+FastAPI (`fastapi.routing.get_request_handler`) validates a returned value against the route's
+response field, serializes it with the route's `response_model_*` settings, builds the route's
+response class with the route's `status_code` (or the status set on an injected `Response`),
+empties the body for statuses that forbid one and appends the injected `Response`'s headers and
+cookies. `route_encoder` is the serialization step with the fast encoders, for `DispatchRoute`
+(which leaves every other step to FastAPI's handler) and for the `dispatch` decorator, whose
+`Responder` redoes the other steps inside the endpoint call, once planned per route.
 """
 
 from __future__ import annotations
@@ -13,200 +14,239 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import threading
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from orjson_dispatch._dumps import encode_untyped, typed_encoder
-from orjson_dispatch._jsonable import ExcludeOptions
-from orjson_dispatch._typed import TypedEncoder
+from orjson_dispatch import _fastapi
+from orjson_dispatch._options import Options, Serialization
+from orjson_dispatch._rendering import Encoded, body_allowed, rendering, renders_json
+from orjson_dispatch._typed import TypedEncoder, typed_encoder
+from orjson_dispatch._untyped import encode_untyped
 
-__all__ = ["DispatchOptions", "ResponsePlan", "plan_for_route", "standalone_plan"]
+__all__ = ["Responder", "response_class_in_force", "route_encoder"]
 
 logger = logging.getLogger("orjson_dispatch")
 
 
-@dataclasses.dataclass(frozen=True)
-class DispatchOptions:
-    """The options given to `dispatch`; None means "not given"."""
+def response_class_in_force(route: Any) -> tuple[type[Response], bool]:
+    """Return the route's response class and whether it is FastAPI's default placeholder."""
+    from fastapi.datastructures import DefaultPlaceholder  # noqa: PLC0415 - FastAPI routes
 
-    status_code: int | None = None
-    headers: Mapping[str, str] | None = None
-    media_type: str | None = None
-    layout: int = 0
-    by_alias: bool | None = None
-    exclude_unset: bool | None = None
-    exclude_defaults: bool | None = None
-    exclude_none: bool | None = None
+    response_class = route.response_class
+    if isinstance(response_class, DefaultPlaceholder):
+        return response_class.value, True
+    return response_class, False
 
 
-@dataclasses.dataclass(frozen=True)
-class ResponsePlan:
-    """How one route answers the values its endpoint returns.
+def route_encoder(
+    field: Any,
+    serialization: Serialization,
+    validate: Callable[[Any], Any] | None = None,
+) -> Callable[[Any], bytes]:
+    """Return the encoder of a route's (already validated) values.
 
-    Attributes:
-        encode: Returns the JSON body for a returned value (validating it if a type is declared).
-        status_code: The status when no injected `Response` sets one.
-        media_type: The content type.
-        headers: Headers every response of the route carries.
-        delegate: The route's response class renders content in a way of its own; the value is
-            handed back to FastAPI unchanged.
+    Args:
+        field: FastAPI's response field of the route (or of its stream items), or None for
+            FastAPI's untyped path (`jsonable_encoder`).
+        serialization: The route's settings.
+        validate: For `encode`-with-validation encoders (the decorator): returns the validated
+            value or raises FastAPI's ResponseValidationError.
     """
+    if field is None:
+        return functools.partial(encode_untyped, serialization=serialization)
+    return field_encoder(field, serialization, validate).serialize
 
-    encode: Callable[[Any], bytes]
-    status_code: int
-    media_type: str
+
+def field_encoder(
+    field: Any, serialization: Serialization, validate: Callable[[Any], Any] | None = None
+) -> TypedEncoder:
+    """Return a `TypedEncoder` serializing as FastAPI's response field `field` does."""
+    annotation = field.field_info.annotation
+    if not hasattr(field, "serialize_json"):
+        # FastAPI before 0.130 serializes typed values to Python and then through
+        # jsonable_encoder; pydantic's dump_json of the same type writes the same JSON.
+        exact = typed_encoder(annotation, serialization)
+        return TypedEncoder(
+            annotation,
+            validate=validate or exact.validate,
+            dump_json=exact.serialize,
+            serialization=serialization,
+        )
+    return TypedEncoder(
+        annotation,
+        validate=validate or _unvalidated,
+        dump_json=functools.partial(field.serialize_json, **serialization.pydantic_options()),
+        serialization=serialization,
+    )
+
+
+def _unvalidated(value: Any) -> Any:
+    raise AssertionError("FastAPI validates through the response field")  # pragma: no cover
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """How one route answers, for the decorator."""
+
+    encode: Callable[[Any], bytes] | None  # None: FastAPI serializes (a non-JSON class)
+    response_class: type[Response]
+    status_code: int | None
+    media_type: str | None
     headers: Mapping[str, str] | None
-    delegate: bool = False
 
     def respond(self, content: Any, sub_response: Response | None) -> Any:
-        """Return the finished Response for `content` (or `content` itself when delegating)."""
-        if self.delegate:
+        if self.encode is None:
             return content
-        body = self.encode(content)
-        status_code = self.status_code
-        # FastAPI: a status set on the injected Response wins over the route's.
-        if sub_response is not None and sub_response.status_code:
-            status_code = sub_response.status_code
-        if not _body_allowed(status_code):
-            body = b""
-        response = Response(
-            body, status_code=status_code, headers=self.headers, media_type=self.media_type
+        kwargs: dict[str, Any] = {}
+        # FastAPI: the status set on the injected Response wins over the route's.
+        status_code = (sub_response.status_code if sub_response is not None else None) or (
+            self.status_code
         )
+        if status_code is not None:
+            kwargs["status_code"] = status_code
+        if self.media_type is not None:
+            kwargs["media_type"] = self.media_type
+        response = self.response_class(Encoded(self.encode(content)), **kwargs)
+        if not body_allowed(response.status_code):
+            response.body = b""
+            if "content-length" in response.headers:  # a 205 (RFC 9110 section 15.3.6)
+                response.headers["content-length"] = "0"
+        if self.headers:
+            response.headers.raw.extend(
+                (key.lower().encode("latin-1"), value.encode("latin-1"))
+                for key, value in self.headers.items()
+            )
         if sub_response is not None:
             response.headers.raw.extend(sub_response.headers.raw)
         return response
 
 
-def _body_allowed(status_code: int) -> bool:
-    # RFC 9110 sections 15.2, 15.3.5, 15.3.6 and 15.4.5: 1xx, 204, 205 and 304 carry no content.
-    return not (status_code < 200 or status_code in (204, 205, 304))
+class Responder:
+    """Answers one decorated endpoint's returned values: one plan per route serving it.
 
+    Args:
+        endpoint: The endpoint as given to `dispatch`.
+        wrapper: The function FastAPI calls (its errors name the endpoint).
+        options: The options given to `dispatch`.
+        name: The endpoint's name, for messages.
+        declared: Returns the endpoint's declared return type (or None), for Starlette routes.
+    """
 
-def _selection(options: DispatchOptions, route: Any | None) -> ExcludeOptions:
-    """Merge the options given to `dispatch` over the route's `response_model_*` settings."""
+    def __init__(
+        self,
+        wrapper: Callable[..., Any],
+        options: Options,
+        name: str,
+        declared: Any,
+    ) -> None:
+        self._wrapper = wrapper
+        self._options = options
+        self._name = name
+        self._declared = declared
+        self._lock = threading.Lock()
+        # One per route (or FastAPI's effective route context, one per inclusion), by id():
+        # routes are unhashable. The entry goes with the route.
+        self._plans: dict[int, tuple[weakref.ref[Any], _Plan]] = {}
+        self._standalone: _Plan | None = None
 
-    def pick(given: bool | None, setting: str, default: bool) -> bool:
-        if given is not None:
-            return given
-        return bool(getattr(route, setting, default)) if route is not None else default
+    def respond(self, content: Any, request: Request | None, sub_response: Any) -> Any:
+        """Return the finished Response for `content` (content itself when FastAPI must)."""
+        if isinstance(content, Response):
+            return content
+        plan = self._plan(request)
+        try:
+            with _fastapi.serialization_operation(self._wrapper):
+                return plan.respond(content, sub_response)
+        except (TypeError, ValueError) as error:
+            if isinstance(error, _fastapi.VALIDATION_ERRORS):
+                raise  # the value does not fit the declared type: FastAPI's 500, no log here
+            # orjson's JSONEncodeError is a TypeError, pydantic's serialization error a
+            # ValueError: the value holds something neither can encode.
+            logger.error(
+                "orjson_dispatch: %s returned a value of type %s that cannot be serialized: %s",
+                self._name,
+                type(content).__qualname__,
+                error,
+            )
+            raise
 
-    return ExcludeOptions(
-        by_alias=pick(options.by_alias, "response_model_by_alias", True),
-        exclude_unset=pick(options.exclude_unset, "response_model_exclude_unset", False),
-        exclude_defaults=pick(options.exclude_defaults, "response_model_exclude_defaults", False),
-        exclude_none=pick(options.exclude_none, "response_model_exclude_none", False),
-        include=getattr(route, "response_model_include", None),
-        exclude=getattr(route, "response_model_exclude", None),
-    )
+    def _plan(self, request: Request | None) -> _Plan:
+        route = _fastapi.effective_route(request.scope) if request is not None else None
+        if route is None or not hasattr(route, "response_field"):
+            if self._standalone is None:
+                self._standalone = self._standalone_plan()
+            return self._standalone
+        key = id(route)
+        entry = self._plans.get(key)
+        if entry is None or entry[0]() is not route:
+            with self._lock:
+                forget = functools.partial(self._plans.pop, key, None)
+                entry = self._plans[key] = (
+                    weakref.ref(route, lambda _: forget()),
+                    self._route_plan(route),
+                )
+        return entry[1]
 
-
-def standalone_plan(options: DispatchOptions, annotation: Any) -> ResponsePlan:
-    """Plan for Starlette routes and direct calls: `annotation` is the declared type or None."""
-    selection = _selection(options, None)
-    encode: Callable[[Any], bytes]
-    if annotation is None:
-        encode = functools.partial(encode_untyped, selection=selection, layout=options.layout)
-    else:
-        encode = typed_encoder(annotation, selection, options.layout).encode
-    return ResponsePlan(
-        encode=encode,
-        status_code=options.status_code or 200,
-        media_type=options.media_type or "application/json",
-        headers=options.headers,
-    )
-
-
-def plan_for_route(options: DispatchOptions, route: Any, endpoint_name: str) -> ResponsePlan:
-    """Plan for a FastAPI `APIRoute`, honouring every setting of the route."""
-    from fastapi.datastructures import DefaultPlaceholder  # noqa: PLC0415 - FastAPI is optional
-
-    response_class = route.response_class
-    is_default_class = isinstance(response_class, DefaultPlaceholder)
-    actual_class = response_class.value if is_default_class else response_class
-    field = route.response_field
-    if not _renders_json(actual_class) and not (field is not None and is_default_class):
-        logger.warning(
-            "orjson_dispatch: %s is served with response_class=%s, whose rendering orjson_dispatch "
-            "does not reproduce; FastAPI serializes the responses of route %s itself",
-            endpoint_name,
-            actual_class.__qualname__,
-            route.path,
+    def _standalone_plan(self) -> _Plan:
+        serialization = self._options.serialization()
+        encode: Callable[[Any], bytes]
+        if self._declared is None:
+            encode = functools.partial(encode_untyped, serialization=serialization)
+        else:
+            encode = typed_encoder(self._declared, serialization).encode
+        return _Plan(
+            encode=encode,
+            response_class=rendering(Response),
+            status_code=self._options.status_code or 200,
+            media_type=self._options.media_type or "application/json",
+            headers=self._options.headers,
         )
-        return ResponsePlan(
-            encode=_unused, status_code=200, media_type="", headers=None, delegate=True
+
+    def _route_plan(self, route: Any) -> _Plan:
+        response_class, is_default = response_class_in_force(route)
+        field = route.response_field
+        options = self._options
+        if not renders_json(response_class) and not (field is not None and is_default):
+            logger.warning(
+                "orjson_dispatch: %s is served with response_class=%s, whose rendering "
+                "orjson_dispatch does not reproduce; FastAPI serializes the responses of "
+                "route %s itself",
+                self._name,
+                response_class.__qualname__,
+                route.path,
+            )
+            return _Plan(None, response_class, None, None, None)
+        if options.status_code and route.status_code and options.status_code != route.status_code:
+            logger.warning(
+                "orjson_dispatch: %s has status_code=%s in dispatch() and %s on its route; the "
+                "route's status code, which its OpenAPI document shows, is used",
+                self._name,
+                options.status_code,
+                route.status_code,
+            )
+        if field is None:
+            # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
+            encode = route_encoder(None, options.serialization())
+        else:
+            encoder = field_encoder(
+                field, options.serialization(route), functools.partial(self._validate, field)
+            )
+            encode = encoder.encode
+        return _Plan(
+            encode=encode,
+            response_class=rendering(JSONResponse if is_default else response_class),
+            status_code=route.status_code or options.status_code,
+            media_type=options.media_type,
+            headers=options.headers,
         )
-    selection = _selection(options, route)
-    encode: Callable[[Any], bytes]
-    if field is None:
-        # FastAPI's untyped path is jsonable_encoder(value) without any response_model_* option.
-        untyped = _selection(options, None)
-        encode = functools.partial(encode_untyped, selection=untyped, layout=options.layout)
-    else:
-        encode = _route_encoder(field, selection, options.layout).encode
-    if options.status_code and route.status_code and options.status_code != route.status_code:
-        logger.warning(
-            "orjson_dispatch: %s has status_code=%s in dispatch() and %s on its route; the route's "
-            "status code, which its OpenAPI document shows, is used",
-            endpoint_name,
-            options.status_code,
-            route.status_code,
-        )
-    media_type = options.media_type or (
-        "application/json" if field is not None and is_default_class else actual_class.media_type
-    )
-    return ResponsePlan(
-        encode=encode,
-        status_code=route.status_code or options.status_code or 200,
-        media_type=media_type or "application/json",
-        headers=options.headers,
-    )
 
-
-def _unused(value: Any) -> bytes:
-    raise AssertionError("a delegating plan encodes nothing")  # pragma: no cover
-
-
-def _renders_json(response_class: type[Response]) -> bool:
-    """Tell whether `response_class(content)` renders `content` as the JSON value we produce."""
-    if not issubclass(response_class, JSONResponse):
-        return False
-    renders = {JSONResponse.render}
-    try:
-        from fastapi import responses  # noqa: PLC0415 - FastAPI is optional
-    except ImportError:  # pragma: no cover - FastAPI routes imply FastAPI
-        pass
-    else:
-        renders.update(
-            getattr(responses, name).render
-            for name in ("ORJSONResponse", "UJSONResponse")
-            if hasattr(responses, name)
-        )
-    return response_class.render in renders
-
-
-def _route_encoder(field: Any, selection: ExcludeOptions, layout: int) -> TypedEncoder:
-    """Encode with FastAPI's own response field: its validation, errors and serializer."""
-    from fastapi.exceptions import ResponseValidationError  # noqa: PLC0415
-
-    def validate(value: Any) -> Any:
+    def _validate(self, field: Any, value: Any) -> Any:
         validated, errors = field.validate(value, {}, loc=("response",))
         if errors:
-            raise ResponseValidationError(errors=errors, body=value)
+            raise _fastapi.response_validation_error(errors, value, self._wrapper)
         return validated
-
-    dump_json: Callable[[Any], bytes]
-    if hasattr(field, "serialize_json"):
-        dump_json = functools.partial(field.serialize_json, **selection.serializer_options())
-    else:  # FastAPI before 0.130 has no JSON serializer on its fields
-        fallback = typed_encoder(field.field_info.annotation, selection, layout)
-        dump_json = fallback.encode
-    return TypedEncoder(
-        field.field_info.annotation,
-        validate=validate,
-        dump_json=dump_json,
-        by_alias=selection.by_alias,
-        selective=selection.selective,
-        option=layout,
-    )

@@ -9,16 +9,24 @@ model in it has an exact plan (`_models`), and with the declared type's `dump_js
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import orjson
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
-from orjson_dispatch._models import Check, NotPlainError, analyse, model_default
-from orjson_dispatch._options import MODEL_OPTION
+from orjson_dispatch._models import (
+    Check,
+    NotPlainError,
+    analyse,
+    model_default,
+    without_nan,
+    writes_nan,
+)
+from orjson_dispatch._options import ENCODE_OPTION, Serialization
 
-__all__ = ["TypedEncoder"]
+__all__ = ["TypedEncoder", "typed_encoder"]
 
 
 class TypedEncoder:
@@ -27,14 +35,12 @@ class TypedEncoder:
     Args:
         annotation: The declared type.
         validate: Returns the validated value or raises the validation error to report.
-        dump_json: pydantic's exact serializer for the declared type, with every option bound.
-        by_alias: Whether fields are written under their serialization alias.
-        selective: Some field selection (include, exclude, exclude_unset, exclude_defaults,
-            exclude_none) is asked for; pydantic then serializes every value itself.
-        option: orjson formatting options.
+        dump_json: pydantic's exact serializer for the declared type, with every setting bound.
+        serialization: The settings; with a selective one (include, exclude, exclude_*),
+            pydantic serializes every value itself.
     """
 
-    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "_skip", "_validate")
+    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "_skip", "validate")
 
     def __init__(
         self,
@@ -42,19 +48,19 @@ class TypedEncoder:
         *,
         validate: Callable[[Any], Any],
         dump_json: Callable[[Any], bytes],
-        by_alias: bool,
-        selective: bool,
-        option: int,
+        serialization: Serialization,
     ) -> None:
-        self._validate = validate
+        self.validate = validate
         self._dump_json = dump_json
-        self._default = model_default(by_alias)
-        self._option = MODEL_OPTION | option
+        if writes_nan(TypeAdapter(annotation).core_schema):
+            self._dump_json = lambda value: without_nan(dump_json(value))
+        self._default = model_default(serialization.by_alias)
+        self._option = ENCODE_OPTION | serialization.option
         self._check: Check | None = None
-        self._fast = not selective
+        self._fast = not serialization.selective
         if self._fast:
             try:
-                self._check = analyse(annotation, by_alias)
+                self._check = analyse(annotation, serialization.by_alias)
             except NotPlainError:
                 self._fast = False
         # Validating an exact instance returns it unchanged unless the class revalidates.
@@ -73,11 +79,44 @@ class TypedEncoder:
             Exception: What `validate` raises for a value that does not fit the declared type,
                 or pydantic's serialization error for a value it cannot serialize.
         """
-        if self._skip is None or type(value) is not self._skip:
-            value = self._validate(value)
+        return self.serialize(self.validated(value))
+
+    def validated(self, value: Any) -> Any:
+        """Return `value` validated against the declared type (unchanged for an exact instance)."""
+        if self._skip is not None and type(value) is self._skip:
+            return value
+        return self.validate(value)
+
+    def serialize(self, value: Any) -> bytes:
+        """Return the JSON of an already validated `value`."""
         if self._fast and (self._check is None or self._check(value)):
             try:
                 return orjson.dumps(value, default=self._default, option=self._option)
             except TypeError:
                 pass  # an integer beyond 64 bits, a non-str key...: pydantic decides
         return self._dump_json(value)
+
+
+def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder:
+    """Return a `TypedEncoder` validating with a `TypeAdapter` of `annotation`.
+
+    Cached for hashable annotations and settings (at most 256, so that classes created on the
+    fly are not kept alive without bound).
+    """
+    try:
+        return _cached_typed_encoder(annotation, serialization)
+    except TypeError:  # an unhashable annotation: build it each time
+        return _typed_encoder(annotation, serialization)
+
+
+def _typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder:
+    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    return TypedEncoder(
+        annotation,
+        validate=functools.partial(adapter.validate_python, from_attributes=True),
+        dump_json=functools.partial(adapter.dump_json, **serialization.pydantic_options()),
+        serialization=serialization,
+    )
+
+
+_cached_typed_encoder = functools.lru_cache(maxsize=256)(_typed_encoder)

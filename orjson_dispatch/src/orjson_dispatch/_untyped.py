@@ -1,10 +1,11 @@
-"""FastAPI's `jsonable_encoder` rules, for values returned without a declared type.
+"""Values without a declared type, encoded as FastAPI's `jsonable_encoder` path encodes them.
 
-FastAPI's untyped path is `jsonable_encoder(value)` followed by `json.dumps`. The fast path hands
-the value to orjson and lets orjson call `jsonable_leaf` only for what it does not encode
-natively; the exact path, `to_jsonable`, walks the value in Python like `jsonable_encoder` does and
-is used for the rare cases orjson refuses (integers beyond 64 bits) and for the `exclude_*`,
-`include` and `exclude` options. Both apply the same per-type rules, written once below.
+FastAPI's untyped path is `jsonable_encoder(value)` followed by `json.dumps`. `encode_untyped`
+hands the value to orjson, which calls `jsonable_leaf` only for what it does not encode natively;
+the exact path, `to_jsonable`, walks the value in Python like `jsonable_encoder` does and is used
+for the rare cases orjson refuses (integers beyond 64 bits, non-str keys, nesting deeper than
+orjson's limit) and for the `exclude_*`, `include` and `exclude` settings. Both apply the same
+per-type rules, written once below.
 Reference: https://github.com/fastapi/fastapi/blob/master/fastapi/encoders.py
 """
 
@@ -15,6 +16,7 @@ import dataclasses
 import datetime
 import functools
 import importlib
+import json
 import math
 import re
 from collections import deque
@@ -40,15 +42,9 @@ from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch._models import model_json
+from orjson_dispatch._options import ENCODE_OPTION, Serialization
 
-__all__ = [
-    "ExcludeOptions",
-    "is_sqlalchemy_key",
-    "jsonable_leaf",
-    "may_hold_sqlalchemy_key",
-    "to_jsonable",
-    "untyped_default",
-]
+__all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
 
 # orjson encodes int64 and uint64; a larger integer is sent exactly, as its digits.
 _INT_MIN = -(2**63)
@@ -104,8 +100,93 @@ def _color_classes() -> tuple[type[Any], ...]:
 _STR_CLASSES = _color_classes()
 
 
+def encode_untyped(value: Any, serialization: Serialization) -> bytes:
+    """Return the JSON FastAPI's untyped path writes for `value` (`jsonable_encoder`).
+
+    Raises:
+        TypeError: `value` holds something FastAPI cannot encode either, or it is circular.
+        ValueError: A NaN or infinite float dict key, which FastAPI refuses too.
+    """
+    default = _default(serialization.by_alias)
+    option = ENCODE_OPTION | serialization.option
+    if not serialization.selective:
+        try:
+            body = orjson.dumps(value, default=default, option=option)
+        except TypeError:
+            pass  # a big integer, a non-str key, deep nesting: the exact path decides
+        else:
+            if not may_hold_sqlalchemy_key(body):
+                return body
+    try:
+        converted = to_jsonable(value, serialization)
+    except RecursionError:
+        msg = f"{type(value).__qualname__} value is circular or nests too deep to encode"
+        raise TypeError(msg) from None
+    try:
+        return orjson.dumps(converted, default=default, option=option)
+    except orjson.JSONEncodeError:
+        if _nesting_depth_over(converted, _ORJSON_DEPTH):
+            # Deeper than orjson's limit (254) but not than Python's: FastAPI answers it.
+            return _json_dumps(converted, serialization.option)
+        raise
+
+
+# orjson refuses to nest deeper than this: https://github.com/ijl/orjson#serialize
+_ORJSON_DEPTH = 254
+
+
+def _nesting_depth_over(value: Any, limit: int) -> bool:
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+    return False
+
+
+def _json_dumps(converted: Any, option: int) -> bytes:
+    """Encode what `to_jsonable` returned with the standard library, which nests deeper."""
+    text = json.dumps(
+        _for_json(converted),
+        ensure_ascii=False,
+        allow_nan=False,
+        separators=(",", ":"),
+        indent=2 if option & orjson.OPT_INDENT_2 else None,
+        sort_keys=bool(option & orjson.OPT_SORT_KEYS),
+    )
+    return (text + "\n" if option & orjson.OPT_APPEND_NEWLINE else text).encode()
+
+
+def _for_json(value: Any) -> Any:
+    """Write in place what orjson would: big integers whole, NaN and infinities as null."""
+
+    def plain(item: Any) -> Any:
+        if isinstance(item, orjson.Fragment):
+            return int(item.contents)
+        if isinstance(item, float) and not math.isfinite(item):
+            return None
+        return item
+
+    stack = [value]
+    while stack:
+        container = stack.pop()
+        if isinstance(container, dict):
+            for key, item in container.items():
+                container[key] = plain(item)
+                stack.append(item)
+        elif isinstance(container, list):
+            for index, item in enumerate(container):
+                container[index] = plain(item)
+                stack.append(item)
+    return plain(value)
+
+
 @functools.cache
-def untyped_default(by_alias: bool) -> Callable[[Any], Any]:
+def _default(by_alias: bool) -> Callable[[Any], Any]:
     """Return the orjson `default` callback for values returned without a declared type.
 
     orjson calls it only for what it does not encode natively. A model becomes a fragment of its
@@ -136,15 +217,23 @@ def jsonable_leaf(value: Any) -> Any:
             for field in dataclasses.fields(value)
         }
     if isinstance(value, Enum):
-        return value.value
+        return _enum_value(value)
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, PydanticUndefinedType):
         return None
-    for native in (str, int, float):  # subclasses orjson does not take natively
-        if isinstance(value, native):
-            return native(value)
-    if isinstance(value, (tuple, Set, GeneratorType, deque)):
+    # Subclasses of builtins: jsonable_encoder keeps str, int and float subclasses (json.dumps
+    # writes what the builtin holds), and walks dicts with items() and lists with iter(), so
+    # whatever a subclass's own methods hide stays hidden.
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, dict):
+        return dict(value.items())
+    if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
         return list(value)
     encoder = _LEAF_ENCODERS.get(type(value))
     if encoder is not None:
@@ -155,6 +244,23 @@ def jsonable_leaf(value: Any) -> Any:
     if _STR_CLASSES and isinstance(value, _STR_CLASSES):
         return str(value)
     return _mapping_or_attributes(value)
+
+
+def _enum_value(member: Enum) -> Any:
+    """Return `member.value`, which jsonable_encoder hands to `json.dumps` as it stands.
+
+    Raises:
+        TypeError: The value is nothing `json.dumps` writes (a Decimal, a date, a set...): FastAPI
+            answers 500 for it.
+    """
+    value = member.value
+    if value is None or isinstance(value, (str, int, float, list, tuple, dict)):
+        return value
+    msg = (
+        f"Type is not JSON serializable: {type(value).__qualname__} "
+        f"(the value of {type(member).__qualname__}.{member.name})"
+    )
+    raise TypeError(msg)
 
 
 def _as_copied(value: Any) -> Any:
@@ -197,86 +303,65 @@ def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
     return dict(attributes)
 
 
-@dataclasses.dataclass(frozen=True)
-class ExcludeOptions:
-    """The `jsonable_encoder` keyword options that select what is encoded."""
-
-    by_alias: bool = True
-    exclude_unset: bool = False
-    exclude_defaults: bool = False
-    exclude_none: bool = False
-    include: Any = None
-    exclude: Any = None
-
-    def serializer_options(self) -> dict[str, Any]:
-        """The options as keyword arguments of pydantic's `dump_json` and FastAPI's fields."""
-        return {
-            "by_alias": self.by_alias,
-            "include": self.include,
-            "exclude": self.exclude,
-            "exclude_unset": self.exclude_unset,
-            "exclude_defaults": self.exclude_defaults,
-            "exclude_none": self.exclude_none,
-        }
-
-    @property
-    def selective(self) -> bool:
-        """Some option leaves fields out: only the exact path applies it."""
-        return bool(
-            self.exclude_unset
-            or self.exclude_defaults
-            or self.exclude_none
-            or self.include is not None
-            or self.exclude is not None
-        )
-
-
-def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
-    """Convert `value` the way `jsonable_encoder(value, **options)` does, for orjson to encode.
+def to_jsonable(value: Any, serialization: Serialization) -> Any:
+    """Convert `value` the way `jsonable_encoder(value, **settings)` does, for orjson to encode.
 
     Integers beyond the 64-bit range become `orjson.Fragment` objects holding their digits, so
     the result encodes exactly.
+
+    Raises:
+        TypeError: FastAPI cannot encode `value` either.
+        RecursionError: `value` is circular.
     """
-    include, exclude = options.include, options.exclude
+    include, exclude = serialization.include, serialization.exclude
     if include is not None and not isinstance(include, (set, dict)):
         include = set(include)
     if exclude is not None and not isinstance(exclude, (set, dict)):
         exclude = set(exclude)
+    inner = (
+        serialization
+        if include is None and exclude is None
+        else dataclasses.replace(serialization, include=None, exclude=None)
+    )
     if isinstance(value, BaseModel):
         dumped = value.model_dump(
             mode="json",
-            by_alias=options.by_alias,
+            by_alias=serialization.by_alias,
             include=include,
             exclude=exclude,
-            exclude_unset=options.exclude_unset,
-            exclude_defaults=options.exclude_defaults,
-            exclude_none=options.exclude_none,
+            exclude_unset=serialization.exclude_unset,
+            exclude_defaults=serialization.exclude_defaults,
+            exclude_none=serialization.exclude_none,
         )
-        return to_jsonable(dumped, dataclasses.replace(options, include=None, exclude=None))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        # Field by field, as the fast path does: dataclasses.asdict() would deep-copy every
-        # value first (and fail on what cannot be copied).
-        return to_jsonable(jsonable_leaf(value), options)
-    if isinstance(value, (str, float, bool)) or value is None:
+        return to_jsonable(dumped, inner)
+    if isinstance(value, Enum):
+        return to_jsonable(_enum_value(value), inner)
+    if type(value) in (str, float, bool) or value is None:
         return value
-    if isinstance(value, int) and not isinstance(value, Enum):
+    if type(value) is int:
         return value if _INT_MIN <= value <= _INT_MAX else orjson.Fragment(str(value).encode())
     if isinstance(value, dict):
-        inner = dataclasses.replace(options, include=None, exclude=None)
         keys = set(value)
         if include is not None:
             keys &= set(include)
         if exclude is not None:
             keys -= set(exclude)
-        return {
-            _key(key, inner): to_jsonable(item, inner)
-            for key, item in value.items()
-            if key in keys
-            and not (options.exclude_none and item is None)
-            and not is_sqlalchemy_key(key)
-        }
+        # Loops, not comprehensions: before Python 3.12 a comprehension is a frame of its own,
+        # and nesting as deep as FastAPI's jsonable_encoder reaches must fit the same stack.
+        converted: dict[str, Any] = {}
+        for key, item in value.items():
+            if (
+                key in keys
+                and not (serialization.exclude_none and item is None)
+                and not _is_sqlalchemy_key(key)
+            ):
+                converted[_key(key, inner)] = to_jsonable(item, inner)
+        return converted
     if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
-        return [to_jsonable(item, options) for item in value]
+        items = []
+        for item in value:
+            items.append(to_jsonable(item, serialization))
+        return items
     if type(value).__module__ == "numpy":
         # What orjson encodes natively and FastAPI cannot is encoded as the fast path does
         # (dict() of an empty array would otherwise "succeed" as {}).
@@ -284,19 +369,18 @@ def to_jsonable(value: Any, options: ExcludeOptions) -> Any:
             return orjson.Fragment(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY))
         except TypeError:
             pass  # a dtype orjson refuses: jsonable_encoder's rules decide
-    return to_jsonable(jsonable_leaf(value), options)
+    return to_jsonable(jsonable_leaf(value), serialization)
 
 
-def _key(key: Any, options: ExcludeOptions) -> str:
+def _key(key: Any, serialization: Serialization) -> str:
     """Return the object key `json.dumps` writes for `jsonable_encoder(key)`.
 
     Raises:
         ValueError: A NaN or infinite float key, which `json.dumps(allow_nan=False)` refuses.
         TypeError: A key `json.dumps` cannot write.
     """
-    converted = (
-        key if isinstance(key, str) and not isinstance(key, Enum) else to_jsonable(key, options)
-    )
+    plain = isinstance(key, str) and not isinstance(key, Enum)
+    converted = key if plain else to_jsonable(key, serialization)
     if isinstance(converted, str):
         return str.__str__(converted)  # a str subclass is written as its characters
     if converted is True:
@@ -318,7 +402,7 @@ def _key(key: Any, options: ExcludeOptions) -> str:
     raise TypeError(msg)
 
 
-def is_sqlalchemy_key(key: Any) -> bool:
+def _is_sqlalchemy_key(key: Any) -> bool:
     """Tell whether `jsonable_encoder(sqlalchemy_safe=True)` drops this dict key."""
     return isinstance(key, str) and key.startswith("_sa")
 

@@ -1,0 +1,143 @@
+"""FastAPI's own computations, used instead of copies of them; one branch per release.
+
+FastAPI is optional: Starlette apps use `dispatch` without it, and every function here has the
+answer Starlette implies when FastAPI is missing. Each branch names the FastAPI release whose
+change it follows, so that it can be dropped with that release.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import Any
+
+__all__ = [
+    "VALIDATION_ERRORS",
+    "effective_route",
+    "is_async",
+    "response_validation_error",
+    "route_being_built",
+    "seed_endpoint_context",
+    "serialization_operation",
+    "signature",
+]
+
+from pydantic import ValidationError
+
+try:
+    from fastapi import routing
+    from fastapi.dependencies import models as dependency_models
+    from fastapi.dependencies import utils as dependency_utils
+    from fastapi.exceptions import ResponseValidationError
+except ImportError:  # a Starlette app
+    routing = dependency_models = dependency_utils = None  # type: ignore[assignment]
+    VALIDATION_ERRORS: tuple[type[Exception], ...] = (ValidationError,)
+else:
+    VALIDATION_ERRORS = (ValidationError, ResponseValidationError)
+
+
+def is_async(endpoint: Callable[..., Any]) -> bool:
+    """Tell whether FastAPI awaits `endpoint` (True) or runs it in the threadpool (False)."""
+    # FastAPI 0.140 decides with the outer callable first, then through partials, __wrapped__
+    # and __call__: an async wrapper around a sync function is async.
+    decide = getattr(dependency_models, "_is_coroutine_callable", None)
+    if decide is not None:
+        return bool(decide(endpoint))
+    # Earlier FastAPI releases and Starlette look through partials and at __call__.
+    while isinstance(endpoint, functools.partial):
+        endpoint = endpoint.func
+    if inspect.iscoroutinefunction(endpoint):
+        return True
+    return not inspect.isroutine(endpoint) and inspect.iscoroutinefunction(
+        getattr(endpoint, "__call__", None)  # noqa: B004 - a callable object
+    )
+
+
+def signature(endpoint: Callable[..., Any]) -> inspect.Signature:
+    """Return the signature FastAPI reads: string annotations evaluated where they resolve."""
+    # FastAPI 0.123.7 evaluates annotations with inspect.signature(eval_str=True) (0.124.2 keeps
+    # the strings where a name is missing, as TYPE_CHECKING imports are).
+    read = getattr(dependency_utils, "_get_signature", None)
+    if read is not None:
+        return read(endpoint)  # type: ignore[no-any-return]
+    try:
+        return inspect.signature(endpoint, eval_str=True)
+    except NameError:
+        return inspect.signature(endpoint)
+
+
+def route_being_built(route: Any) -> Any:
+    """Return what FastAPI builds `route`'s handler for inside `APIRoute.get_route_handler`."""
+    # FastAPI 0.137 serves an included route through an effective route context, one per
+    # inclusion (prefix, default_response_class, dependencies...), and builds its handler with
+    # that context set in a context variable; before, include_router copied the route.
+    variable = getattr(routing, "_effective_route_context_var", None)
+    context = variable.get() if variable is not None else None
+    if context is not None and context.original_route is route:
+        return context
+    return route
+
+
+def effective_route(scope: MutableMapping[str, Any]) -> Any:
+    """Return the route (or FastAPI's effective route context) serving a request, or None."""
+    # FastAPI 0.137: the settings in force for an included route are in its effective route
+    # context, scope["fastapi"]["effective_route_context"]; scope["route"] is the original.
+    context = scope.get("fastapi", {}).get("effective_route_context")
+    route = scope.get("route")
+    if context is not None and getattr(context, "original_route", None) is route:
+        return context
+    return route
+
+
+def seed_endpoint_context(wrapper: Callable[..., Any], endpoint: Callable[..., Any]) -> None:
+    """Make FastAPI's error context for `wrapper` name `endpoint`'s file, line and function."""
+    # FastAPI 0.124 adds the endpoint's file, line and function to validation errors, read once
+    # per callable with inspect and cached by id(). The wrapper's code lives in this package;
+    # the user's endpoint is what the errors must name.
+    extract = getattr(routing, "_extract_endpoint_context", None)
+    cache = getattr(routing, "_endpoint_context_cache", None)
+    if extract is not None and isinstance(cache, dict):
+        cache[id(wrapper)] = dict(extract(endpoint))
+
+
+def response_validation_error(errors: Any, body: Any, wrapper: Callable[..., Any]) -> Exception:
+    """Return FastAPI's ResponseValidationError, with its endpoint context where it has one."""
+    extract = getattr(routing, "_extract_endpoint_context", None)
+    if extract is None:  # FastAPI before 0.124
+        return ResponseValidationError(errors=errors, body=body)
+    # The cached context of the wrapper (seeded with the endpoint's) holds the request's path:
+    # FastAPI writes it there when the request starts.
+    context: Any = dict(extract(wrapper))
+    return ResponseValidationError(errors=errors, body=body, endpoint_ctx=context)
+
+
+@contextlib.contextmanager
+def serialization_operation(function: Callable[..., Any]) -> Iterator[None]:
+    """Open FastAPI's `fastapi.serialization` span around serialization, where FastAPI does."""
+    # FastAPI 0.142 traces each request with OpenTelemetry: `fastapi.dependencies`,
+    # `fastapi.endpoint` and `fastapi.serialization` spans, children of the request's span.
+    # `dispatch` serializes inside the endpoint call, so its span is opened under the request's.
+    try:
+        from fastapi.telemetry import _api as telemetry  # noqa: PLC0415
+    except ImportError:
+        yield
+        return
+    request_telemetry = telemetry._get_request_telemetry()
+    if request_telemetry is None or request_telemetry.tracer is None:
+        yield
+        return
+    from opentelemetry import trace  # noqa: PLC0415 - FastAPI's telemetry implies it
+
+    parent = request_telemetry.span
+    with (
+        trace.use_span(parent, end_on_exit=False) if parent is not None else _nothing(),
+        telemetry._operation(name="serialization", function=function),
+    ):
+        yield
+
+
+@contextlib.contextmanager
+def _nothing() -> Iterator[None]:
+    yield

@@ -1,0 +1,86 @@
+"""Response classes that take a finished JSON body.
+
+FastAPI builds a route's response as `response_class(content, status_code=..., background=...)`
+and the class renders `content`. To keep everything a JSON response class does (its media type,
+the headers its `__init__` sets) while the body comes from orjson, the class is given an
+`Encoded` body through `rendering(cls)`, a subclass whose `render` passes it through.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+
+__all__ = ["Encoded", "body_allowed", "rendering", "renders_json"]
+
+_SUBCLASS = "__orjson_dispatch_rendering__"
+
+
+class Encoded:
+    """A finished JSON body, rendered as it is by `rendering(cls)`."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+
+def renders_json(response_class: type[Response]) -> bool:
+    """Tell whether `response_class(content)` renders `content` as the JSON we would write.
+
+    True for JSONResponse and FastAPI's ORJSONResponse and UJSONResponse, and their subclasses
+    that keep their `render`.
+    """
+    if not issubclass(response_class, JSONResponse):
+        return False
+    renders = {JSONResponse.render}
+    try:
+        from fastapi import responses  # noqa: PLC0415 - FastAPI is optional
+    except ImportError:  # a Starlette app
+        pass
+    else:
+        renders.update(
+            getattr(responses, name).render
+            for name in ("ORJSONResponse", "UJSONResponse")
+            if hasattr(responses, name)
+        )
+    return response_class.render in renders
+
+
+def rendering(response_class: type[Response]) -> type[Response]:
+    """Return the subclass of `response_class` that renders an `Encoded` body as it is.
+
+    It has the same name, module and `__init__`, and renders any other content as
+    `response_class` does. Made once per class and kept on the class itself, so that a class
+    created on the fly is collected with its subclass.
+    """
+    subclass: type[Response] | None = response_class.__dict__.get(_SUBCLASS)
+    if subclass is None:
+        render = response_class.render
+
+        def render_encoded(self: Response, content: Any) -> bytes:
+            if type(content) is Encoded:
+                return content.body
+            return bytes(render(self, content))
+
+        subclass = type(
+            response_class.__name__,
+            (response_class,),
+            {
+                "render": render_encoded,
+                "__module__": response_class.__module__,
+                "__qualname__": response_class.__qualname__,
+                "__doc__": response_class.__doc__,
+            },
+        )
+        type.__setattr__(response_class, _SUBCLASS, subclass)
+    return subclass
+
+
+def body_allowed(status_code: int) -> bool:
+    """Tell whether a response with this status may carry content.
+
+    RFC 9110 sections 15.2, 15.3.5, 15.3.6 and 15.4.5: 1xx, 204, 205 and 304 carry none.
+    """
+    return not (status_code < 200 or status_code in (204, 205, 304))

@@ -1,0 +1,150 @@
+"""`DispatchRoute`: every route of a router answered as `dispatch` answers, by FastAPI's handler.
+
+FastAPI builds each route's request handler once (and once per inclusion of its router) from
+the route's settings, in `APIRoute.get_route_handler`. `DispatchRoute` lets FastAPI build that
+handler itself, with one change: the response field it validates and serializes through (and
+the response class it renders with) encode with orjson. Everything else, from the request body
+to dependencies, status codes, headers, cookies, background tasks, telemetry spans and the
+context of validation errors, stays FastAPI's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+from fastapi.datastructures import DefaultPlaceholder
+from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import Response
+
+from orjson_dispatch import _fastapi
+from orjson_dispatch._dispatch import dispatched
+from orjson_dispatch._options import Options
+from orjson_dispatch._rendering import Encoded, rendering, renders_json
+from orjson_dispatch._responder import response_class_in_force, route_encoder
+
+__all__ = ["DispatchRoute"]
+
+logger = logging.getLogger("orjson_dispatch")
+_DEFAULTS = Options()
+
+
+class DispatchRoute(APIRoute):
+    """An `APIRoute` whose returned values are serialized by orjson, as `dispatch` does.
+
+    Use it for every route of a router, or of a whole app::
+
+        router = APIRouter(route_class=DispatchRoute)
+        app.router.route_class = DispatchRoute  # before the routes are added
+
+    The responses, their headers and the OpenAPI document are FastAPI's own; only the
+    serialization of returned values (and of the items of JSON Lines and Server-Sent Events
+    streams) is orjson's, with FastAPI's JSON. Routes whose response class renders something
+    other than JSON (`PlainTextResponse`, `HTMLResponse`, a class with its own `render`) and
+    endpoints already wrapped in `dispatch` are left as they are.
+
+    Attributes:
+        dispatched: Whether the route's handler (the last one built) serializes with orjson. A
+            debug line on the "orjson_dispatch" logger says so for every handler built.
+    """
+
+    dispatched: bool = False
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        """Return FastAPI's handler for this route, serializing returned values with orjson."""
+        route = _fastapi.route_being_built(self)
+        response_class, is_default = response_class_in_force(route)
+        if dispatched(route.endpoint) is not None:
+            reason = "the endpoint is wrapped in dispatch, which answers it"
+        elif not renders_json(response_class) and not _streams(route):
+            reason = f"response_class={response_class.__qualname__} does not render JSON"
+        else:
+            reason = None
+        if reason is not None:
+            self.dispatched = False
+            logger.debug("orjson_dispatch: %s %s left to FastAPI: %s", _methods(route),
+                         route.path, reason)  # fmt: skip
+            return super().get_route_handler()
+        serialization = _DEFAULTS.serialization(route)
+        if _streams(route):
+            # The items of a JSON Lines or Server-Sent Events stream, one at a time.
+            item_field = route.stream_item_field
+            substitutes: dict[str, Any] = {
+                "stream_item_field": _ResponseField(
+                    item_field, route_encoder(item_field, serialization)
+                )
+            }
+        else:
+            field = route.response_field
+            response_class = rendering(response_class)
+            substitutes = {
+                "response_field": _ResponseField(field, route_encoder(field, serialization)),
+                "response_class": DefaultPlaceholder(response_class)
+                if is_default
+                else response_class,
+            }
+        with _substituted(route, substitutes):
+            handler = super().get_route_handler()
+        self.dispatched = True
+        logger.debug("orjson_dispatch: %s %s serialized by orjson", _methods(route), route.path)
+        return handler
+
+
+def _streams(route: Any) -> bool:
+    # FastAPI 0.134 streams generator endpoints as JSON Lines, 0.135 as Server-Sent Events.
+    return bool(getattr(route, "is_json_stream", False) or getattr(route, "is_sse_stream", False))
+
+
+def _methods(route: Any) -> str:
+    return ",".join(sorted(getattr(route, "methods", None) or ()))
+
+
+@contextlib.contextmanager
+def _substituted(route: Any, substitutes: dict[str, Any]) -> Iterator[None]:
+    """Set attributes of `route` while FastAPI builds its handler, then put them back.
+
+    FastAPI reads the settings of the route (or of its effective route context) when it builds
+    the handler; the OpenAPI document and everything else keep reading the originals.
+    """
+    originals = {name: getattr(route, name) for name in substitutes}
+    try:
+        for name, value in substitutes.items():
+            setattr(route, name, value)
+        yield
+    finally:
+        for name, value in originals.items():
+            setattr(route, name, value)
+
+
+class _ResponseField:
+    """Stands in for FastAPI's response field in the handler FastAPI builds for a route.
+
+    FastAPI validates returned values with `validate` and serializes them with `serialize_json`
+    (FastAPI 0.130 and later, default response class) or `serialize` (a response class of the
+    route's own, or FastAPI before 0.130), whose result the route's response class renders:
+    here an `Encoded` body that `rendering(cls)` passes through. Validation stays the original
+    field's; without a declared type (FastAPI's untyped path), values are taken as they are.
+    """
+
+    __slots__ = ("_encode", "_field")
+
+    def __init__(self, field: Any, encode: Callable[[Any], bytes]) -> None:
+        self._field = field
+        self._encode = encode
+
+    def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
+        if self._field is None:
+            return value, None
+        return self._field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
+
+    def serialize_json(self, value: Any, **_settings: Any) -> bytes:
+        return self._encode(value)
+
+    def serialize(self, value: Any, **_settings: Any) -> Encoded:
+        return Encoded(self._encode(value))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._field, name)
