@@ -44,6 +44,11 @@ def make_endpoint(
             return value
 
         endpoint = sync_endpoint
+    return declare(endpoint, annotation)
+
+
+def declare(endpoint: Callable[..., Any], annotation: Any) -> Callable[..., Any]:
+    """``endpoint``, its return annotation set to ``annotation`` (removed for ``UNTYPED``)."""
     if annotation is UNTYPED:
         del endpoint.__annotations__["return"]
     else:

@@ -28,7 +28,7 @@ from fastapi.responses import (
 )
 from starlette.types import ASGIApp
 
-from tests.orjson_dispatch.apps import make_endpoint
+from tests.orjson_dispatch.apps import UNTYPED, declare, make_endpoint
 from tests.orjson_dispatch.compare import assert_equivalent, assert_identical
 from tests.orjson_dispatch.samples import ITEM, Account, AccountInDB, AccountRow, Item
 
@@ -89,16 +89,7 @@ def _setting_status(status: int, annotation: Any) -> Callable[..., Any]:
         response.headers["etag"] = '"v1"'
         return ITEM
 
-    return _declared(endpoint, annotation)
-
-
-def _declared(endpoint: Callable[..., Any], annotation: Any) -> Callable[..., Any]:
-    """``endpoint`` declared ``-> annotation`` (no return annotation for ``None``)."""
-    if annotation is None:
-        del endpoint.__annotations__["return"]
-    else:
-        endpoint.__annotations__["return"] = annotation
-    return endpoint
+    return declare(endpoint, annotation)
 
 
 async def _no_content() -> None:
@@ -128,7 +119,7 @@ def _returning_response(make: Callable[[], Response]) -> Callable[..., Any]:
         response.headers["x-injected"] = "ignored by FastAPI for returned Responses"
         return make()
 
-    return _declared(endpoint, None)
+    return declare(endpoint, UNTYPED)
 
 
 class _Service:
@@ -157,7 +148,7 @@ CASES: list[Case] = [
     *(
         Case(
             f"injected-status-{status}-empties-the-body-{'typed' if typed else 'untyped'}",
-            route(_setting_status(status, Item if typed else None)),
+            route(_setting_status(status, Item if typed else UNTYPED)),
             status,
             fastapi_body=b"",
         )

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi import Response
 
-from tests.orjson_dispatch.apps import LiveServer, Twin, make_endpoint
+from tests.orjson_dispatch.apps import UNTYPED, LiveServer, Twin, declare, make_endpoint
 from tests.orjson_dispatch.compare import header_list
 from tests.orjson_dispatch.samples import ITEM, Item
 
@@ -29,11 +29,7 @@ def test_status_205_sends_an_empty_body_with_a_matching_content_length(
         response.status_code = 205
         return ITEM
 
-    if typed:
-        endpoint.__annotations__["return"] = Item
-    else:
-        del endpoint.__annotations__["return"]
-    twin.add("GET", "/e", endpoint)
+    twin.add("GET", "/e", declare(endpoint, Item if typed else UNTYPED))
     fastapi, ours = twin.both("GET", "/e")
     assert fastapi.status_code == ours.status_code == 205
     assert fastapi.content == ours.content == b""

@@ -6,7 +6,7 @@ import pytest
 from fastapi import FastAPI, Response
 
 from orjson_dispatch import dispatch
-from tests.orjson_dispatch.apps import Ask, Twin
+from tests.orjson_dispatch.apps import UNTYPED, Ask, Twin, declare
 from tests.orjson_dispatch.compare import assert_identical
 from tests.orjson_dispatch.samples import ITEM, Item
 
@@ -29,11 +29,7 @@ def test_injected_response_status_headers_and_cookies_are_kept(typed: bool, twin
         response.delete_cookie("old")
         return ITEM
 
-    if typed:
-        endpoint.__annotations__["return"] = Item
-    else:
-        del endpoint.__annotations__["return"]
-    twin.add("GET", "/r", endpoint, status_code=201)
+    twin.add("GET", "/r", declare(endpoint, Item if typed else UNTYPED), status_code=201)
     fastapi, ours = twin.both("GET", "/r")
     assert fastapi.status_code == 202
     assert fastapi.headers.get_list("x-multi") == ["a", "b"]
