@@ -1,15 +1,27 @@
-"""Hypothesis profiles for the orjson_dispatch tests.
+"""Hypothesis profiles and the HTTP fixtures of the orjson_dispatch tests.
 
 ``HYPOTHESIS_PROFILE=thorough`` multiplies every parity test's example count by ten (for a long
 local run); the default profile is what CI runs. Example counts are per test (see
 ``tests.orjson_dispatch.strategies.examples``); the profiles set what every test shares.
+
+Fixtures (the harness itself is in ``apps.py``):
+
+* ``ask``: send one request to an ASGI app in process;
+* ``twin``: a fresh FastAPI app serving each endpoint plain and under ``@dispatch``;
+* ``live_server``: run an app on a real uvicorn server, stopped when the test ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.orjson_dispatch.apps import Ask, LiveServer, Twin, uvicorn_server
+from tests.orjson_dispatch.apps import ask as ask_in_process
 
 _SHARED = {
     "deadline": None,
@@ -25,3 +37,22 @@ _SHARED = {
 settings.register_profile("default", **_SHARED)  # type: ignore[arg-type]
 settings.register_profile("thorough", **_SHARED)  # type: ignore[arg-type]
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def ask() -> Ask:
+    """``ask(app, method, path, *, raise_errors=False, **httpx_kwargs) -> httpx.Response``."""
+    return ask_in_process
+
+
+@pytest.fixture
+def twin() -> Twin:
+    """A fresh app: ``twin.add(method, path, endpoint, **route)``, ``twin.both(method, path)``."""
+    return Twin()
+
+
+@pytest.fixture
+def live_server() -> Iterator[LiveServer]:
+    """``live_server(app) -> base URL`` of a real uvicorn server on a free loopback port."""
+    with contextlib.ExitStack() as servers:
+        yield lambda app: servers.enter_context(uvicorn_server(app))

@@ -14,10 +14,8 @@ Hypothesis ``event``s record why FastAPI failed (``--hypothesis-show-statistics`
 """
 
 import dataclasses
-from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
@@ -25,33 +23,19 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from orjson_dispatch import dispatch
-from tests.orjson_dispatch.strategies import (
-    UNTYPED,
-    Returned,
-    Route,
-    TypeSpec,
-    contains_numpy,
-    deliberate_untyped_body,
-    denumpy,
-    disguised_values,
-    examples,
-    make_endpoint,
-    model_specs,
-    returned_values,
-    same_json,
-    serve,
-    type_specs,
-    untyped_values,
+from tests.orjson_dispatch.apps import UNTYPED, Route, make_endpoint, serve
+from tests.orjson_dispatch.compare import assert_same_answer, same_json
+from tests.orjson_dispatch.oracles import deliberate_untyped_body, denumpy
+from tests.orjson_dispatch.strategies import examples
+from tests.orjson_dispatch.strategies.http_cases import (
+    ROUTE_FLAGS,
+    TypedCase,
+    describe,
+    typed_cases,
 )
-
-
-def assert_same_answer(ours: httpx.Response, fastapi: httpx.Response) -> None:
-    """Same status; for answers below 500 also the same content type and JSON value."""
-    assert ours.status_code == fastapi.status_code, ours.content
-    if fastapi.status_code >= 500:
-        return  # Starlette's plain-text "Internal Server Error" on both sides
-    assert ours.headers.get("content-type") == fastapi.headers.get("content-type")
-    assert same_json(ours.content, fastapi.content)
+from tests.orjson_dispatch.strategies.leaves import contains_numpy
+from tests.orjson_dispatch.strategies.specs import TypeSpec, model_specs
+from tests.orjson_dispatch.strategies.untyped import untyped_values
 
 
 def _record_failure(kind: str, value: Any) -> None:
@@ -65,17 +49,6 @@ def _record_failure(kind: str, value: Any) -> None:
 
 
 # --- untyped path ------------------------------------------------------------------------------
-
-
-ROUTE_FLAGS = st.fixed_dictionaries(
-    {},
-    optional={
-        "response_model_by_alias": st.booleans(),
-        "response_model_exclude_unset": st.booleans(),
-        "response_model_exclude_defaults": st.booleans(),
-        "response_model_exclude_none": st.booleans(),
-    },
-)
 
 
 @settings(max_examples=examples(600))
@@ -127,73 +100,10 @@ def test_untyped_endpoint_answers_like_jsonable_encoder(
 # --- typed path --------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class TypedCase:
-    """A return type, the returned value, how the type is declared and the route options."""
-
-    spec: TypeSpec
-    returned: Returned
-    declared: str
-    options: dict[str, Any]
-    is_async: bool
-
-    def route(self, path: str, value: Any, *, decorate: bool) -> Route:
-        """The route for this case, returning ``value``, optionally under ``@dispatch``."""
-        annotation = {"annotation": self.spec.annotation, "response_model": UNTYPED}.get(
-            self.declared, Any
-        )
-        options = dict(self.options)
-        if self.declared != "annotation":
-            options["response_model"] = self.spec.annotation
-        endpoint = make_endpoint(value, annotation=annotation, is_async=self.is_async)
-        return Route(path, dispatch(endpoint) if decorate else endpoint, options)
-
-
-def route_options(spec: TypeSpec) -> st.SearchStrategy[dict[str, Any]]:
-    """The route's ``response_model_*`` options, with include/exclude drawn from model fields."""
-    flags = ROUTE_FLAGS
-    if spec.model is None or not spec.model.model_fields:
-        return flags
-    names = sorted(spec.model.model_fields)
-    subsets = st.sets(st.sampled_from([*names, "not_a_field"]), max_size=len(names))
-    return st.tuples(flags, st.none() | subsets, st.none() | subsets).map(
-        lambda t: {
-            **t[0],
-            **({"response_model_include": t[1]} if t[1] is not None else {}),
-            **({"response_model_exclude": t[2]} if t[2] is not None else {}),
-        }
-    )
-
-
-@st.composite
-def typed_cases(draw: st.DrawFn) -> TypedCase:
-    spec = draw(type_specs())
-    return TypedCase(
-        spec=spec,
-        returned=draw(returned_values(spec) | disguised_values(spec)),
-        declared=draw(st.sampled_from(["annotation", "annotation", "response_model", "both"])),
-        options={
-            **draw(route_options(spec) | st.builds(dict)),
-            # An explicit response class switches FastAPI from dump_json to dump_python + render.
-            **draw(st.sampled_from([{}, {}, {}, {}, {"response_class": JSONResponse}]).map(dict)),
-        },
-        is_async=draw(st.booleans()),
-    )
-
-
-def _describe(case: TypedCase) -> Iterator[str]:
-    yield f"declared {case.declared}: {case.spec.annotation!r} options={case.options}"
-    if case.spec.model is not None:
-        yield f"config: {case.spec.model.model_config}"
-        yield f"fields: {case.spec.model.model_fields}"
-        yield f"computed: {case.spec.model.model_computed_fields}"
-    yield f"returned ({case.returned.how}): {case.returned.value!r}"
-
-
 @settings(max_examples=examples(500))
 @given(case=typed_cases())
 def test_typed_endpoint_answers_like_fastapi_typed_path(case: TypedCase) -> None:
-    for line in _describe(case):
+    for line in describe(case):
         note(line)
     value = case.returned.value
     routes = [

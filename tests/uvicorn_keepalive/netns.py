@@ -1,6 +1,6 @@
 """A client / router / server lab in three network namespaces, for end-to-end tests.
 
-The router plays the stateful middlebox of issue 2 (a NAT gateway, a cloud load balancer): its
+The router plays a middlebox that forgets idle flows (a NAT gateway, a cloud load balancer): its
 FORWARD chain drops everything except new SYNs and flows that conntrack holds as ESTABLISHED,
 ``nf_conntrack_tcp_loose=0`` stops conntrack from adopting a flow it has forgotten (a reply after
 the entry expired is INVALID and dropped), and ``nf_conntrack_tcp_timeout_established`` is set

@@ -10,26 +10,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
 
 from orjson_dispatch import dispatch, dumps
-from tests.orjson_dispatch.strategies import (
-    UNTYPED,
-    Attrs,
-    Kind,
-    Point,
-    Route,
-    Tag,
-    json_pairs,
-    make_endpoint,
-    serve,
-)
-
-
-def fastapi_untyped(value: Any) -> bytes:
-    return bytes(JSONResponse(jsonable_encoder(value)).body)
+from tests.orjson_dispatch.apps import UNTYPED, Route, make_endpoint, serve
+from tests.orjson_dispatch.compare import json_pairs
+from tests.orjson_dispatch.oracles import fastapi_untyped
+from tests.orjson_dispatch.strategies.leaves import Attrs, Kind, Point, Tag
 
 
 def answers(value: Any, annotation: Any = UNTYPED, **route: Any) -> tuple[int, bytes, int, bytes]:

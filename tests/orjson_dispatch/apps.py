@@ -1,0 +1,153 @@
+"""The HTTP harness: endpoints returning a given value, apps built from them, requests to them.
+
+Apps run in process behind httpx's ASGI transport; an exception in the app becomes the 500
+answer Starlette's ServerErrorMiddleware sends, as under a server. ``uvicorn_server`` runs an app
+on a real uvicorn server for what only shows on the wire (HEAD, 204/304). The fixtures in
+``conftest.py`` hand these to the tests; the hypothesis tests, which cannot take function-scoped
+fixtures, call ``serve`` directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+from starlette.types import ASGIApp
+
+from orjson_dispatch import dispatch
+
+UNTYPED = object()
+"""Marker: the endpoint has no return annotation."""
+
+
+def make_endpoint(
+    value: Any, *, annotation: Any = UNTYPED, is_async: bool = True
+) -> Callable[[], Any]:
+    """A fresh endpoint function returning ``value``, declared ``-> annotation``."""
+    endpoint: Callable[[], Any]
+    if is_async:
+
+        async def async_endpoint() -> Any:
+            return value
+
+        endpoint = async_endpoint
+    else:
+
+        def sync_endpoint() -> Any:
+            return value
+
+        endpoint = sync_endpoint
+    return declare(endpoint, annotation)
+
+
+def declare(endpoint: Callable[..., Any], annotation: Any) -> Callable[..., Any]:
+    """``endpoint``, its return annotation set to ``annotation`` (removed for ``UNTYPED``)."""
+    if annotation is UNTYPED:
+        del endpoint.__annotations__["return"]
+    else:
+        endpoint.__annotations__["return"] = annotation
+    return endpoint
+
+
+class Ask(Protocol):
+    """The type of ``ask`` (the ``ask`` fixture)."""
+
+    def __call__(
+        self, app: ASGIApp, method: str, path: str, *, raise_errors: bool = False, **kwargs: Any
+    ) -> httpx.Response: ...
+
+
+LiveServer = Callable[[ASGIApp], str]
+"""The type of the ``live_server`` fixture: run an app, get its base URL."""
+
+
+def ask(
+    app: ASGIApp, method: str, path: str, *, raise_errors: bool = False, **kwargs: Any
+) -> httpx.Response:
+    """Send one request to ``app`` in process and return the answer.
+
+    Args:
+        raise_errors: Raise the app's exception instead of answering Starlette's 500.
+        kwargs: Passed to ``httpx.AsyncClient.request``.
+    """
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=raise_errors)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+            return await c.request(method, path, **kwargs)
+
+    return asyncio.run(go())
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """One route of a parity app."""
+
+    path: str
+    endpoint: Callable[..., Any]
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def serve(*routes: Route) -> dict[str, httpx.Response]:
+    """Build a FastAPI app with ``routes``, GET each one once and return the responses by path."""
+    app = FastAPI()
+    for route in routes:
+        app.add_api_route(route.path, route.endpoint, methods=["GET"], **route.options)
+    return asyncio.run(_get_all(app, [route.path for route in routes]))
+
+
+async def _get_all(app: FastAPI, paths: list[str]) -> dict[str, httpx.Response]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        return {path: await client.get(path) for path in paths}
+
+
+@dataclasses.dataclass
+class Twin:
+    """One FastAPI app serving each endpoint twice: as FastAPI runs it, and under ``@dispatch``.
+
+    ``add`` registers an endpoint at ``/fastapi{path}`` and, decorated, at ``/dispatch{path}``;
+    ``both`` requests the two and returns ``(fastapi, ours)``.
+    """
+
+    app: FastAPI = dataclasses.field(default_factory=FastAPI)
+
+    def add(
+        self, methods: str | list[str], path: str, endpoint: Callable[..., Any], **route: Any
+    ) -> None:
+        """Register ``endpoint`` plain and under ``@dispatch``, with the same route options."""
+        methods = [methods] if isinstance(methods, str) else methods
+        self.app.add_api_route(f"/fastapi{path}", endpoint, methods=methods, **route)
+        self.app.add_api_route(f"/dispatch{path}", dispatch(endpoint), methods=methods, **route)
+
+    def both(self, method: str, path: str, **kwargs: Any) -> tuple[httpx.Response, httpx.Response]:
+        """The answers of ``/fastapi{path}`` and ``/dispatch{path}``, in that order."""
+        fastapi = ask(self.app, method, f"/fastapi{path}", **kwargs)
+        return fastapi, ask(self.app, method, f"/dispatch{path}", **kwargs)
+
+
+@contextlib.contextmanager
+def uvicorn_server(app: ASGIApp) -> Iterator[str]:
+    """Run ``app`` on a real uvicorn server on a free loopback port; yield its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        for _ in range(3000):  # up to 30 s on a loaded machine; usually a few tens of ms
+            if server.started:
+                break
+            threading.Event().wait(0.01)
+        assert server.started, "uvicorn did not start"
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -1,0 +1,108 @@
+"""How two answers are compared: JSON bodies, headers in order, cookies without the clock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Callable
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+import orjson
+from hypothesis import event
+
+
+def outcome(function: Callable[..., bytes], *args: Any, **kwargs: Any) -> bytes | Exception:
+    """What ``function(*args, **kwargs)`` gives: the bytes, or the exception it raises."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:  # the failure is the observed behaviour
+        return exc
+
+
+def same_json(ours: bytes, expected: bytes) -> bool:
+    """Whether two bodies parse to equal values (``json.loads``: key order and duplicates aside).
+
+    Records a hypothesis event when the values are equal but the key order (or the duplicate
+    keys) differ, so that such differences show in ``--hypothesis-show-statistics``.
+    """
+    if json.loads(ours, parse_constant=_constant) != json.loads(expected, parse_constant=_constant):
+        return False
+    if json_pairs(ours) != json_pairs(expected):
+        event("same JSON value, different key order or duplicate keys")
+    return True
+
+
+def json_pairs(body: bytes) -> Any:
+    """Parse a JSON body keeping object key order and duplicate keys (as lists of pairs)."""
+    return json.loads(body, object_pairs_hook=list, parse_constant=_constant)
+
+
+def _constant(name: str) -> Any:
+    # pydantic's ser_json_inf_nan="constants" writes NaN/Infinity tokens; compare them as strings
+    # so that NaN equals NaN.
+    return f"<{name}>"
+
+
+def header_list(response: httpx.Response) -> list[tuple[str, str]]:
+    """Every header in order (duplicates kept), names lower-cased."""
+    return [(name.lower(), value) for name, value in response.headers.multi_items()]
+
+
+_MAX_AGE_ZERO = re.compile(r";\s*max-age=0\s*(;|$)", re.IGNORECASE)
+_EXPIRES = re.compile(r"(;\s*expires=)([^;]*)", re.IGNORECASE)
+
+
+def comparable_headers(response: httpx.Response) -> list[tuple[str, str]]:
+    """``header_list`` with the clock-made date of each deleted cookie checked and set aside.
+
+    Starlette's ``delete_cookie`` sends ``Max-Age=0`` and ``expires=0``, which ``http.cookies``
+    writes as the date of the moment the header is built: two answers a second apart differ
+    there. Such a date must be a valid HTTP date not after now (a cookie already expired); it is
+    then written ``<past>``, so that everything else in the header is compared exactly.
+    """
+    return [
+        (
+            name,
+            _EXPIRES.sub(_past, value)
+            if name == "set-cookie" and _MAX_AGE_ZERO.search(value)
+            else value,
+        )
+        for name, value in header_list(response)
+    ]
+
+
+def _past(match: re.Match[str]) -> str:
+    expires = parsedate_to_datetime(match[2])
+    assert expires.tzinfo is not None, f"expires={match[2]} is not a GMT date"
+    assert expires <= dt.datetime.now(dt.timezone.utc), f"expires={match[2]} is in the future"
+    return f"{match[1]}<past>"
+
+
+def assert_identical(ours: httpx.Response, fastapi: httpx.Response) -> None:
+    """Same status, same headers in the same order, same body bytes (deleted cookies' dates
+    aside, see ``comparable_headers``)."""
+    assert ours.status_code == fastapi.status_code
+    assert comparable_headers(ours) == comparable_headers(fastapi)
+    assert ours.content == fastapi.content
+
+
+def assert_equivalent(ours: httpx.Response, fastapi: httpx.Response) -> None:
+    """Same status, same headers except content-length, same JSON."""
+    assert ours.status_code == fastapi.status_code, ours.content
+    drop = {"content-length"}
+    assert [h for h in comparable_headers(ours) if h[0] not in drop] == [
+        h for h in comparable_headers(fastapi) if h[0] not in drop
+    ]
+    assert orjson.loads(ours.content) == orjson.loads(fastapi.content)
+
+
+def assert_same_answer(ours: httpx.Response, fastapi: httpx.Response) -> None:
+    """Same status; for answers below 500 also the same content type and JSON value."""
+    assert ours.status_code == fastapi.status_code, ours.content
+    if fastapi.status_code >= 500:
+        return  # Starlette's plain-text "Internal Server Error" on both sides
+    assert ours.headers.get("content-type") == fastapi.headers.get("content-type")
+    assert same_json(ours.content, fastapi.content)

@@ -1,0 +1,23 @@
+"""Hypothesis strategies for the parity tests of orjson_dispatch against FastAPI.
+
+* ``leaves``: leaf values (numbers of every size, awkward text, temporal types, numpy, ...)
+  and the sample classes values are built from;
+* ``untyped``: ``untyped_values()``, arbitrary values for FastAPI's untyped path;
+* ``specs``: ``type_specs()``, annotations for typed endpoints (generated pydantic models
+  included) with strategies for values that validate against them;
+* ``returned``: ``returned_values(spec)`` and ``disguised_values(spec)``, what an endpoint declared
+  ``-> spec.annotation`` may return (valid values and stand-ins for them);
+* ``http_cases``: ``typed_cases()``, whole typed endpoint cases for the HTTP parity test.
+
+``examples(count)`` is a test's example count under the active hypothesis profile.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def examples(count: int) -> int:
+    """A test's example count, scaled ten times under ``HYPOTHESIS_PROFILE=thorough``."""
+    scale = 10 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 1
+    return count * scale

@@ -1,0 +1,96 @@
+"""Whole HTTP cases for the typed parity test: a return type, a returned value, a route.
+
+``typed_cases()`` draws how the type is declared (return annotation, ``response_model`` or both),
+the route's ``response_model_*`` options (include/exclude drawn from the model's fields), an
+explicit ``response_class=JSONResponse`` now and then, and a sync or async endpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from fastapi.responses import JSONResponse
+from hypothesis import strategies as st
+
+from orjson_dispatch import dispatch
+from tests.orjson_dispatch.apps import UNTYPED, Route, make_endpoint
+from tests.orjson_dispatch.strategies.returned import Returned, disguised_values, returned_values
+from tests.orjson_dispatch.strategies.specs import TypeSpec, type_specs
+
+#: The route's boolean ``response_model_*`` flags, each present or not.
+ROUTE_FLAGS = st.fixed_dictionaries(
+    {},
+    optional={
+        "response_model_by_alias": st.booleans(),
+        "response_model_exclude_unset": st.booleans(),
+        "response_model_exclude_defaults": st.booleans(),
+        "response_model_exclude_none": st.booleans(),
+    },
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class TypedCase:
+    """A return type, the returned value, how the type is declared and the route options."""
+
+    spec: TypeSpec
+    returned: Returned
+    declared: str
+    options: dict[str, Any]
+    is_async: bool
+
+    def route(self, path: str, value: Any, *, decorate: bool) -> Route:
+        """The route for this case, returning ``value``, optionally under ``@dispatch``."""
+        annotation = {"annotation": self.spec.annotation, "response_model": UNTYPED}.get(
+            self.declared, Any
+        )
+        options = dict(self.options)
+        if self.declared != "annotation":
+            options["response_model"] = self.spec.annotation
+        endpoint = make_endpoint(value, annotation=annotation, is_async=self.is_async)
+        return Route(path, dispatch(endpoint) if decorate else endpoint, options)
+
+
+def route_options(spec: TypeSpec) -> st.SearchStrategy[dict[str, Any]]:
+    """The route's ``response_model_*`` options, with include/exclude drawn from model fields."""
+    flags = ROUTE_FLAGS
+    if spec.model is None or not spec.model.model_fields:
+        return flags
+    names = sorted(spec.model.model_fields)
+    subsets = st.sets(st.sampled_from([*names, "not_a_field"]), max_size=len(names))
+    return st.tuples(flags, st.none() | subsets, st.none() | subsets).map(
+        lambda t: {
+            **t[0],
+            **({"response_model_include": t[1]} if t[1] is not None else {}),
+            **({"response_model_exclude": t[2]} if t[2] is not None else {}),
+        }
+    )
+
+
+@st.composite
+def typed_cases(draw: st.DrawFn) -> TypedCase:
+    """A typed endpoint case: type, returned value, declaration, route options, sync/async."""
+    spec = draw(type_specs())
+    return TypedCase(
+        spec=spec,
+        returned=draw(returned_values(spec) | disguised_values(spec)),
+        declared=draw(st.sampled_from(["annotation", "annotation", "response_model", "both"])),
+        options={
+            **draw(route_options(spec) | st.builds(dict)),
+            # An explicit response class switches FastAPI from dump_json to dump_python + render.
+            **draw(st.sampled_from([{}, {}, {}, {}, {"response_class": JSONResponse}]).map(dict)),
+        },
+        is_async=draw(st.booleans()),
+    )
+
+
+def describe(case: TypedCase) -> Iterator[str]:
+    """Lines telling what ``case`` is, for ``hypothesis.note``."""
+    yield f"declared {case.declared}: {case.spec.annotation!r} options={case.options}"
+    if case.spec.model is not None:
+        yield f"config: {case.spec.model.model_config}"
+        yield f"fields: {case.spec.model.model_fields}"
+        yield f"computed: {case.spec.model.model_computed_fields}"
+    yield f"returned ({case.returned.how}): {case.returned.value!r}"

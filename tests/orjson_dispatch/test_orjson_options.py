@@ -1,0 +1,91 @@
+"""orjson options: layout options change only the layout; options that change content are refused.
+
+Both for ``@dispatch(option=...)`` (refused at decoration time) and ``dumps(..., option=...)``.
+"""
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+from fastapi import FastAPI
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from orjson_dispatch import dispatch, dumps
+from tests.orjson_dispatch.apps import Ask
+from tests.orjson_dispatch.compare import json_pairs, outcome
+from tests.orjson_dispatch.strategies import examples
+from tests.orjson_dispatch.strategies.untyped import untyped_values
+
+
+@pytest.mark.parametrize(
+    "option", [orjson.OPT_NAIVE_UTC, orjson.OPT_UTC_Z, orjson.OPT_NON_STR_KEYS, 1 << 20]
+)
+def test_content_changing_option_is_refused_by_the_decorator(option: int) -> None:
+    def endpoint_with_option() -> dict[str, int]:
+        return {}
+
+    with pytest.raises(TypeError, match="option"):
+        dispatch(option=option)(endpoint_with_option)
+
+
+@pytest.mark.parametrize(
+    "option", [orjson.OPT_INDENT_2, orjson.OPT_SORT_KEYS, orjson.OPT_APPEND_NEWLINE]
+)
+def test_layout_options_are_accepted_by_the_decorator(option: int, ask: Ask) -> None:
+    @dispatch(option=option)
+    async def endpoint() -> dict[str, int]:
+        return {"b": 1, "a": 2}
+
+    app = FastAPI()
+    app.get("/x")(endpoint)
+    answer = ask(app, "GET", "/x")
+    assert answer.json() == {"b": 1, "a": 2}
+    assert answer.content == orjson.dumps({"b": 1, "a": 2}, option=option)
+
+
+@settings(max_examples=examples(150))
+@given(
+    value=untyped_values(max_leaves=8),
+    option=st.sampled_from(
+        [
+            orjson.OPT_INDENT_2,
+            orjson.OPT_SORT_KEYS,
+            orjson.OPT_APPEND_NEWLINE,
+            orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE,
+        ]
+    ),
+)
+def test_layout_options_change_only_the_layout_of_dumps(value: Any, option: int) -> None:
+    plain = outcome(dumps, value)
+    laid_out = outcome(dumps, value, option=option)
+    if isinstance(plain, Exception):
+        assert isinstance(laid_out, Exception)
+        return
+    assert isinstance(laid_out, bytes), laid_out
+    assert laid_out.endswith(b"\n") == bool(option & orjson.OPT_APPEND_NEWLINE)
+    if option & orjson.OPT_SORT_KEYS:
+        # Key order aside (duplicate keys collapse the same way on both sides).
+        assert json.loads(laid_out) == json.loads(plain)
+    else:
+        assert json_pairs(laid_out) == json_pairs(plain)
+    if option & orjson.OPT_INDENT_2 and laid_out.strip() not in {b"[]", b"{}"}:
+        assert b"\n  " in laid_out or laid_out.count(b"\n") <= 1
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        orjson.OPT_NAIVE_UTC,
+        orjson.OPT_OMIT_MICROSECONDS,
+        orjson.OPT_UTC_Z,
+        orjson.OPT_STRICT_INTEGER,
+        orjson.OPT_SERIALIZE_NUMPY,
+        orjson.OPT_PASSTHROUGH_DATETIME,
+        orjson.OPT_NON_STR_KEYS,
+    ],
+)
+def test_content_changing_options_are_refused_by_dumps(option: int) -> None:
+    with pytest.raises(TypeError, match="option"):
+        dumps({"a": 1}, option=option)

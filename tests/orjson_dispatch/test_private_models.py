@@ -1,0 +1,146 @@
+"""The per-class fast path of orjson_dispatch's private ``_models`` module, tested directly.
+
+These tests reach into ``orjson_dispatch._models`` (``model_plan``, ``model_json``): they pin down
+which classes get a plan and what a plan writes. When the module changes, adapt them here; the
+behaviour seen through the public API is tested in ``test_models.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from orjson_dispatch._models import model_json, model_plan
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_serializer
+
+from orjson_dispatch import dumps
+from tests.orjson_dispatch.fast_path_models import (
+    Camel,
+    Completion,
+    FunctionCall,
+    Holder,
+    Message,
+    Open,
+)
+
+
+class WithSerializer(BaseModel):
+    when: datetime
+
+    @field_serializer("when")
+    def _when(self, value: datetime) -> str:
+        return "custom"
+
+
+class WithAnnotatedSerializer(BaseModel):
+    value: Annotated[int, PlainSerializer(lambda v: v * 2)]
+
+
+class Tree(BaseModel):
+    children: list[Tree] = []
+
+
+def test_plans_exist_for_plain_classes() -> None:
+    for cls in (Message, FunctionCall, Completion, Camel, Open, Holder):
+        assert model_plan(cls, by_alias=True) is not None, cls
+
+
+@pytest.mark.parametrize("cls", [WithSerializer, WithAnnotatedSerializer, Tree])
+def test_no_plan_where_pydantic_differs(cls: type[BaseModel]) -> None:
+    assert model_plan(cls, by_alias=True) is None
+
+
+def test_aliases_excluded_and_computed_fields() -> None:
+    value = Camel(token_ids=[5, 6])
+    assert json.loads(model_json(value, by_alias=True)) == {"tokenIds": [5, 6], "tokenCount": 2}
+    assert json.loads(model_json(value, by_alias=False)) == {"token_ids": [5, 6], "token_count": 2}
+
+
+def test_extra_fields_are_serialized() -> None:
+    value = Open(a=1, b={"c": [1, 2]})  # type: ignore[call-arg]
+    assert json.loads(model_json(value, by_alias=True)) == {"a": 1, "b": {"c": [1, 2]}}
+
+
+def test_constructed_instance_with_missing_field_takes_pydantic_path() -> None:
+    value = Completion.model_construct(ids=[1], logprobs=[], output=[])
+    assert json.loads(model_json(value, by_alias=True)) == json.loads(
+        value.model_dump_json(by_alias=True, warnings=False)
+    )
+
+
+def test_cached_property_value_does_not_leak() -> None:
+    class Cached(BaseModel):
+        model_config = ConfigDict(ignored_types=(functools.cached_property,))
+        a: int
+
+        @functools.cached_property
+        def expensive(self) -> int:
+            return 42
+
+    value = Cached(a=1)
+    assert value.expensive == 42
+    assert json.loads(model_json(value, by_alias=True)) == {"a": 1}
+
+
+# Field types whose values the strategies below generate, with the strategy for each.
+_FIELD_TYPES: dict[str, tuple[Any, st.SearchStrategy[Any]]] = {
+    "int": (int, st.integers()),
+    "float": (float, st.floats()),
+    "str": (str, st.text(max_size=8)),
+    "bool": (bool, st.booleans()),
+    "optional_int": (int | None, st.none() | st.integers()),
+    "ints": (list[int], st.lists(st.integers(), max_size=4)),
+    "floats": (list[float], st.lists(st.floats(), max_size=4)),
+    "mapping": (dict[str, int], st.dictionaries(st.text(max_size=4), st.integers(), max_size=3)),
+    "any": (Any, st.none() | st.integers() | st.text(max_size=4) | st.datetimes()),
+    "datetime": (datetime, st.datetimes(timezones=st.none() | st.just(timezone.utc))),
+    "uuid": (UUID, st.uuids()),
+    "decimal": (Decimal, st.decimals(allow_nan=False, allow_infinity=False, places=3)),
+    "literal": (Literal["a", "b"], st.sampled_from(["a", "b"])),
+    "message": (Message, st.builds(Message, content=st.text(max_size=4))),
+    "union": (
+        Message | FunctionCall | None,
+        st.none()
+        | st.builds(Message, content=st.text(max_size=4))
+        | st.builds(FunctionCall, name=st.text(max_size=4), callId=st.text(max_size=4)),
+    ),
+}
+
+
+@st.composite
+def models(draw: st.DrawFn) -> BaseModel:
+    from pydantic import create_model
+
+    kinds = draw(st.lists(st.sampled_from(sorted(_FIELD_TYPES)), min_size=1, max_size=5))
+    fields: dict[str, Any] = {}
+    values: dict[str, Any] = {}
+    for index, kind in enumerate(kinds):
+        annotation, values_strategy = _FIELD_TYPES[kind]
+        name = f"f{index}_{kind}"
+        alias_stem = draw(st.sampled_from([None, "A", "b-c", "ß"]))
+        alias = None if alias_stem is None else f"{alias_stem}{index}"
+        exclude = draw(st.integers(0, 4)) == 0
+        fields[name] = (annotation, Field(alias=alias, exclude=exclude or None))
+        values[alias or name] = draw(values_strategy)
+    extra: Literal["ignore", "allow"] = draw(st.sampled_from(["ignore", "allow"]))
+    cls = create_model("Generated", __config__=ConfigDict(extra=extra), **fields)
+    if extra == "allow":
+        values["extra_field"] = draw(st.integers() | st.text(max_size=3))
+    model: BaseModel = cls.model_validate(values)
+    return model
+
+
+@settings(max_examples=300, deadline=None)
+@given(models(), st.booleans())
+def test_fast_path_matches_pydantic(model: BaseModel, by_alias: bool) -> None:
+    expected = json.loads(model.model_dump_json(by_alias=by_alias))
+    assert json.loads(model_json(model, by_alias=by_alias)) == expected
+    typed = json.loads(dumps(model, response_model=type(model), by_alias=by_alias))
+    assert typed == expected
