@@ -11,6 +11,7 @@ context of validation errors, stays FastAPI's own.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
@@ -18,18 +19,23 @@ from typing import Any
 from fastapi.datastructures import DefaultPlaceholder
 from fastapi.routing import APIRoute
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._dispatch import dispatched
-from orjson_dispatch._options import Options
+from orjson_dispatch._options import UNTYPED as _UNTYPED
+from orjson_dispatch._options import Options, Serialization
 from orjson_dispatch._rendering import Encoded, rendering, renders_json
 from orjson_dispatch._responder import response_class_in_force, route_encoder
+from orjson_dispatch._streams import EventStream, event_bodies, json_lines
+from orjson_dispatch._untyped import encode_untyped
 
 __all__ = ["DispatchRoute"]
 
 logger = logging.getLogger("orjson_dispatch")
 _DEFAULTS = Options()
+# Added to a streaming endpoint's dependant when the endpoint takes no Response of its own.
+_RESPONSE_PARAMETER = "orjson_dispatch_response"
 
 
 class DispatchRoute(APIRoute):
@@ -69,28 +75,113 @@ class DispatchRoute(APIRoute):
                          route.path, reason)  # fmt: skip
             return super().get_route_handler()
         serialization = _DEFAULTS.serialization(route)
+        substitutes: dict[str, Any]
         if _streams(route):
-            # The items of a JSON Lines or Server-Sent Events stream, one at a time.
-            item_field = route.stream_item_field
-            substitutes: dict[str, Any] = {
-                "stream_item_field": _ResponseField(
-                    item_field, route_encoder(item_field, serialization)
-                )
-            }
+            substitutes = _stream_substitutes(route, serialization)
         else:
             field = route.response_field
-            response_class = rendering(response_class)
+            rendered = rendering(response_class)
             substitutes = {
                 "response_field": _ResponseField(field, route_encoder(field, serialization)),
-                "response_class": DefaultPlaceholder(response_class)
-                if is_default
-                else response_class,
+                "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
             }
         with _substituted(route, substitutes):
             handler = super().get_route_handler()
         self.dispatched = True
         logger.debug("orjson_dispatch: %s %s serialized by orjson", _methods(route), route.path)
         return handler
+
+
+def _stream_substitutes(route: Any, serialization: Serialization) -> dict[str, Any]:
+    """Serve a generator endpoint's stream with `_streams`, FastAPI doing everything else.
+
+    FastAPI's handler is given an endpoint that creates the generator and returns the finished
+    streaming response (FastAPI attaches background tasks to a returned response), and no
+    stream settings, so that it solves the dependencies and calls the endpoint as for any route.
+    """
+    from fastapi import routing  # noqa: PLC0415
+    from fastapi.sse import KEEPALIVE_COMMENT, ServerSentEvent, format_sse_event  # noqa: PLC0415
+
+    dependant = copy.copy(route.dependant)
+    generator = dependant.call
+    response_name = dependant.response_param_name
+    if response_name is None:  # inject the Response whose status and headers FastAPI applies
+        response_name = dependant.response_param_name = _RESPONSE_PARAMETER
+    keep_response = response_name != _RESPONSE_PARAMETER
+    encode = route_encoder(route.stream_item_field, serialization)
+    validate = _item_validator(route.stream_item_field)
+    status_code = route.status_code
+    sse = bool(route.is_sse_stream)
+
+    def encode_item(item: Any) -> bytes:
+        return encode(validate(item, call))
+
+    def encode_event(item: Any) -> bytes | None:
+        if type(item) is not ServerSentEvent and not isinstance(item, ServerSentEvent):
+            return None
+        # FastAPI: a ServerSentEvent's data is not validated against the item type.
+        data = item.data
+        if item.raw_data is not None:
+            text: str | None = item.raw_data
+        elif data is None:
+            text = None
+        elif hasattr(data, "model_dump_json"):
+            text = data.model_dump_json()
+        else:
+            text = encode_untyped(data, _UNTYPED).decode()
+        return format_sse_event(
+            data_str=text, event=item.event, id=item.id, retry=item.retry, comment=item.comment
+        )
+
+    async def call(**values: Any) -> Response:
+        sub_response = values[response_name] if keep_response else values.pop(response_name)
+        items = generator(**values)
+        status = sub_response.status_code or status_code
+        extra = {"status_code": status} if status else {}
+        response: Response
+        if sse:
+            response = EventStream(
+                event_bodies(items, encode_item, encode_event),
+                ping=KEEPALIVE_COMMENT,
+                ping_interval=getattr(routing, "_PING_INTERVAL", 15.0),
+                **extra,
+            )
+            response.headers["Cache-Control"] = "no-cache"
+            # nginx buffers responses unless told not to.
+            response.headers["X-Accel-Buffering"] = "no"
+        else:
+            response = StreamingResponse(
+                json_lines(items, encode_item), media_type="application/jsonl", **extra
+            )
+        response.headers.raw.extend(sub_response.headers.raw)
+        return response
+
+    call.__name__ = getattr(generator, "__name__", call.__name__)
+    call.__qualname__ = getattr(generator, "__qualname__", call.__qualname__)
+    call.__module__ = getattr(generator, "__module__", call.__module__)
+    dependant.call = call
+    _fastapi.seed_endpoint_context(call, generator)
+    return {
+        "dependant": dependant,
+        "response_class": DefaultPlaceholder(JSONResponse),
+        "response_field": None,
+        "stream_item_field": None,
+        "is_json_stream": False,
+    }
+
+
+def _item_validator(field: Any) -> Callable[[Any, Any], Any]:
+    """Return `validate(item, call)`: the item validated against the stream's item type."""
+
+    def validate(item: Any, call: Any) -> Any:
+        if field is None:
+            return item
+        value, errors = field.validate(item, {}, loc=("response",))
+        if errors:
+            raise _fastapi.response_validation_error(errors, item, call)
+        return value
+
+    return validate
 
 
 def _streams(route: Any) -> bool:
