@@ -74,10 +74,18 @@ _PROBE = """
 import importlib, importlib.metadata, json, sys
 package = importlib.import_module(sys.argv[1])
 names = getattr(package, "__all__", None)
+def present(name):
+    try:
+        getattr(package, name)
+    except AttributeError:
+        return False
+    except ImportError as error:  # a name that needs an optional extra must say which
+        return "pip install" in str(error)
+    return True
 print(json.dumps({
     "version": getattr(package, "__version__", None),
     "all": names,
-    "missing": [n for n in (names or []) if not hasattr(package, n)],
+    "missing": [n for n in (names or []) if not present(n)],
     "modules": sorted({m.partition(".")[0] for m in sys.modules}),
     "distributions": sorted(
         d.metadata["Name"].lower().replace("-", "_") for d in importlib.metadata.distributions()

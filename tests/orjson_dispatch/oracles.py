@@ -77,7 +77,10 @@ def dataclasses_as_dicts(value: Any) -> Any:
         # copy's order, which dispatch reproduces.
         return {
             "x": dataclasses_as_dicts(value.x),
-            "y": _copy_if_possible(dataclasses_as_dicts(value.y)),
+            # A nested Point is converted (and its fields copied) once, as asdict recurses.
+            "y": dataclasses_as_dicts(value.y)
+            if isinstance(value.y, Point)
+            else _copy_if_possible(dataclasses_as_dicts(value.y)),
             "label": value.label,
         }
     if not walk_any(value, lambda v: isinstance(v, Point)):

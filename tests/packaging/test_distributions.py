@@ -178,11 +178,18 @@ def test_twine_check_passes(release: Release) -> None:
 PROBE = """
 import importlib, importlib.metadata, json, sys
 package = importlib.import_module(sys.argv[1])
-public = {name: getattr(package, name) for name in package.__all__}  # imports lazy names too
+extras = []  # public names that need an optional extra, which the bare install lacks
+for name in package.__all__:  # imports lazy names too
+    try:
+        getattr(package, name)
+    except ImportError as error:
+        assert "pip install" in str(error), error  # the message must say how to get it
+        extras.append(name)
 print(json.dumps({
     "version": package.__version__,
     "metadata_version": importlib.metadata.version(sys.argv[1].replace("_", "-")),
     "all": package.__all__,
+    "extras": extras,
     "file": package.__file__,
     "modules": sorted({m.partition(".")[0] for m in sys.modules}),
     "distributions": sorted(
@@ -285,3 +292,11 @@ def test_release_check_requires_a_dated_changelog_section_for_the_version() -> N
     unreleased = module.Distribution("orjson_dispatch", "orjson-dispatch", "999.0.0")
     (problem,) = module.check_changelog(unreleased)
     assert "CHANGELOG.md has no dated section for 999.0.0" in problem
+
+
+def test_only_fastapi_only_names_need_an_extra(
+    release: Release, installed: dict[str, object]
+) -> None:
+    """Without FastAPI, every public name but the FastAPI route class imports."""
+    expected = ["DispatchRoute"] if release.package == "orjson_dispatch" else []
+    assert installed["extras"] == expected

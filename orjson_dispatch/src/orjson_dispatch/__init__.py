@@ -3,21 +3,38 @@
 `dispatch` wraps an endpoint so that what it returns is answered with a finished Response
 serialized by orjson, with every semantic of FastAPI's own handling of returned data;
 `DispatchRoute` does the same for every route of a FastAPI router through FastAPI's own request
-handler; `dumps` is the conversion on its own.
+handler, generator endpoints streamed as JSON Lines or Server-Sent Events included; `dumps` is
+the conversion on its own, `json_lines` and `server_sent_events` the streams for hand-built
+responses (Starlette endpoints).
 """
+
+from typing import TYPE_CHECKING
 
 from orjson_dispatch._dispatch import dispatch
 from orjson_dispatch._dumps import dumps
+from orjson_dispatch._streams import json_lines, server_sent_events
 
-__all__ = ["DispatchRoute", "__version__", "dispatch", "dumps"]
+if TYPE_CHECKING:  # imported on first use: it needs FastAPI, which Starlette apps do without
+    from orjson_dispatch._route import DispatchRoute
+
+__all__ = [
+    "DispatchRoute",
+    "__version__",
+    "dispatch",
+    "dumps",
+    "json_lines",
+    "server_sent_events",
+]
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    # DispatchRoute needs FastAPI, which Starlette apps do without.
     if name == "DispatchRoute":
-        from orjson_dispatch._route import DispatchRoute  # noqa: PLC0415
-
+        try:
+            from orjson_dispatch._route import DispatchRoute  # noqa: PLC0415
+        except ModuleNotFoundError as error:
+            msg = "DispatchRoute needs FastAPI: pip install 'orjson-dispatch[fastapi]'"
+            raise ImportError(msg) from error
         return DispatchRoute
     msg = f"module 'orjson_dispatch' has no attribute {name!r}"
     raise AttributeError(msg)

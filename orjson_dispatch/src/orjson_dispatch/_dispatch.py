@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import logging
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -22,6 +23,8 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 __all__ = ["dispatch", "dispatched"]
+
+logger = logging.getLogger("orjson_dispatch")
 
 # Parameters added to the endpoint's signature when it declares none of these types itself, so
 # that FastAPI injects the request (to find the route and its settings) and the response whose
@@ -79,6 +82,9 @@ def dispatch(endpoint: Any = None, /, **options: Any) -> Any:
       205 and 304 responses have an empty body.
     - A route whose response class renders content in a way of its own (not JSON) is left to
       FastAPI, with a warning when the route is first served.
+    - A generator endpoint (JSON Lines, Server-Sent Events) is streamed with orjson by a
+      `DispatchRoute`, which applies the options to its items; any other route streams it as
+      FastAPI does, with a warning when it is first called.
 
     In a Starlette app, wrap the endpoint (`Route("/x", dispatch(endpoint))`): the return
     annotation is the declared type, and the options give the status, headers and media type.
@@ -96,9 +102,8 @@ def dispatch(endpoint: Any = None, /, **options: Any) -> Any:
 
     Raises:
         TypeError: At decoration time, naming the function: `endpoint` is not a function (a
-            class, a generator or async generator function, a non-callable), its return
-            annotation cannot be resolved, an option is unknown or has a wrong type, or
-            `option` would change the JSON.
+            class, a non-callable), its return annotation cannot be resolved, an option is
+            unknown or has a wrong type, or `option` would change the JSON.
     """
     if endpoint is None:
         return functools.partial(_decorate, given=options)
@@ -128,13 +133,15 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
         return _decorate(earlier[0], {**earlier[1], **given})
     name = _describe(endpoint)
     options = check_options(given, name)
-    _check_endpoint(endpoint, name)
+    generator = _check_endpoint(endpoint, name)
     signature = _fastapi.signature(endpoint)
+    if generator is not None:
+        return _dressed(_items_wrapper(endpoint, generator, name), endpoint, signature, given)
     declared = _declared_type(signature, name)
     request_name, response_name = _injected_parameters(signature, name)
     responder: Responder
 
-    def finish(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    def injected(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
         request = (
             kwargs.pop(_REQUEST_PARAMETER, None)
             if request_name is None
@@ -150,14 +157,28 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
         return request, sub_response
 
     async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-        request, sub_response = finish(args, kwargs)
+        request, sub_response = injected(args, kwargs)
         return responder.respond(await endpoint(*args, **kwargs), request, sub_response)
 
     def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
-        request, sub_response = finish(args, kwargs)
+        request, sub_response = injected(args, kwargs)
         return responder.respond(endpoint(*args, **kwargs), request, sub_response)
 
     wrapper: Any = async_wrapper if _fastapi.is_async(endpoint) else sync_wrapper
+    wrapped = _dressed(
+        wrapper,
+        endpoint,
+        _with_injected(signature, request_name is None, response_name is None),
+        given,
+    )
+    responder = Responder(wrapped, options, name, declared)
+    return wrapped
+
+
+def _dressed(
+    wrapper: Any, endpoint: Any, signature: inspect.Signature, given: dict[str, Any]
+) -> Any:
+    """Give `wrapper` the endpoint's module, name, documentation and `signature`."""
     wrapped = _in_module_of(wrapper, endpoint)
     functools.update_wrapper(wrapped, endpoint)
     # FastAPI and Starlette name a route after its endpoint (a partial or a callable object has
@@ -166,13 +187,44 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
     wrapped.__qualname__ = getattr(endpoint, "__qualname__", wrapped.__name__)
     # FastAPI reads the parameters to inject from the signature (inspect.signature honours
     # __signature__), its annotations already evaluated in the endpoint's own namespace.
-    wrapped.__signature__ = _with_injected(  # type: ignore[attr-defined]
-        signature, request_name is None, response_name is None
-    )
+    wrapped.__signature__ = signature  # type: ignore[attr-defined]
     setattr(wrapped, _MARKER, (endpoint, given))
     _fastapi.seed_endpoint_context(wrapped, endpoint)
-    responder = Responder(wrapped, options, name, declared)
     return wrapped
+
+
+def _items_wrapper(endpoint: Any, generator: Callable[..., Any], name: str) -> Any:
+    """Return a generator function yielding what the generator endpoint yields.
+
+    `DispatchRoute` calls the endpoint itself and streams its items with orjson; any other
+    route streams through this wrapper as it would stream the endpoint, with a warning.
+    """
+    warned = False
+
+    def warn() -> None:
+        nonlocal warned
+        if not warned:
+            warned = True
+            logger.warning(
+                "orjson_dispatch: the generator endpoint %s is streamed by FastAPI itself; serve "
+                "it with orjson_dispatch.DispatchRoute to stream it with orjson",
+                name,
+            )
+
+    async def async_items(*args: Any, **kwargs: Any) -> Any:
+        warn()
+        items = endpoint(*args, **kwargs)
+        try:
+            async for item in items:
+                yield item
+        finally:
+            await items.aclose()
+
+    def sync_items(*args: Any, **kwargs: Any) -> Any:
+        warn()
+        yield from endpoint(*args, **kwargs)
+
+    return async_items if inspect.isasyncgenfunction(generator) else sync_items
 
 
 def _in_module_of(wrapper: types.FunctionType, endpoint: Any) -> types.FunctionType:
@@ -190,8 +242,8 @@ def _in_module_of(wrapper: types.FunctionType, endpoint: Any) -> types.FunctionT
     )
 
 
-def _check_endpoint(endpoint: Any, name: str) -> None:
-    """Refuse what cannot be an endpoint returning data."""
+def _check_endpoint(endpoint: Any, name: str) -> Callable[..., Any] | None:
+    """Refuse what cannot be an endpoint; return the generator function it is, if any."""
     if inspect.isclass(endpoint):
         msg = f"dispatch() takes an endpoint function, not the class {name}"
         raise TypeError(msg)
@@ -205,11 +257,8 @@ def _check_endpoint(endpoint: Any, name: str) -> None:
     if not inspect.isroutine(function):
         function = getattr(function, "__call__", function)  # noqa: B004 - a callable object
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
-        msg = (
-            f"dispatch() cannot wrap the generator function {name}: it answers with one finished "
-            "body; serve it with orjson_dispatch.DispatchRoute to stream it"
-        )
-        raise TypeError(msg)
+        return function  # type: ignore[no-any-return]
+    return None
 
 
 def _bare(annotation: Any) -> Any:

@@ -97,8 +97,8 @@ class Serialization:
         }
 
 
-UNTYPED = Serialization()
-"""FastAPI's untyped path: `jsonable_encoder(value)` with no option."""
+DEFAULTS = Serialization()
+"""FastAPI's defaults: `jsonable_encoder(value)`, and `response_model` with no setting."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,12 +23,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._dispatch import dispatched
-from orjson_dispatch._options import UNTYPED as _UNTYPED
-from orjson_dispatch._options import Options, Serialization
+from orjson_dispatch._options import Options, check_options
 from orjson_dispatch._rendering import Encoded, rendering, renders_json
 from orjson_dispatch._responder import response_class_in_force, route_encoder
-from orjson_dispatch._streams import EventStream, event_bodies, json_lines
-from orjson_dispatch._untyped import encode_untyped
+from orjson_dispatch._streams import EventStream, event_bodies, json_line_bodies
 
 __all__ = ["DispatchRoute"]
 
@@ -63,7 +61,7 @@ class DispatchRoute(APIRoute):
         """Return FastAPI's handler for this route, serializing returned values with orjson."""
         route = _fastapi.route_being_built(self)
         response_class, is_default = response_class_in_force(route)
-        if dispatched(route.endpoint) is not None:
+        if dispatched(route.endpoint) is not None and not _streams(route):
             reason = "the endpoint is wrapped in dispatch, which answers it"
         elif not renders_json(response_class) and not _streams(route):
             reason = f"response_class={response_class.__qualname__} does not render JSON"
@@ -74,11 +72,11 @@ class DispatchRoute(APIRoute):
             logger.debug("orjson_dispatch: %s %s left to FastAPI: %s", _methods(route),
                          route.path, reason)  # fmt: skip
             return super().get_route_handler()
-        serialization = _DEFAULTS.serialization(route)
         substitutes: dict[str, Any]
         if _streams(route):
-            substitutes = _stream_substitutes(route, serialization)
+            substitutes = _stream_substitutes(route)
         else:
+            serialization = _DEFAULTS.serialization(route)
             field = route.response_field
             rendered = rendering(response_class)
             substitutes = {
@@ -92,7 +90,7 @@ class DispatchRoute(APIRoute):
         return handler
 
 
-def _stream_substitutes(route: Any, serialization: Serialization) -> dict[str, Any]:
+def _stream_substitutes(route: Any) -> dict[str, Any]:
     """Serve a generator endpoint's stream with `_streams`, FastAPI doing everything else.
 
     FastAPI's handler is given an endpoint that creates the generator and returns the finished
@@ -100,10 +98,16 @@ def _stream_substitutes(route: Any, serialization: Serialization) -> dict[str, A
     stream settings, so that it solves the dependencies and calls the endpoint as for any route.
     """
     from fastapi import routing  # noqa: PLC0415
-    from fastapi.sse import KEEPALIVE_COMMENT, ServerSentEvent, format_sse_event  # noqa: PLC0415
+    from fastapi.sse import KEEPALIVE_COMMENT  # noqa: PLC0415
 
     dependant = copy.copy(route.dependant)
     generator = dependant.call
+    options = _DEFAULTS
+    marked = dispatched(generator)
+    if marked is not None:  # @dispatch on the generator endpoint: its options, its generator
+        generator = marked[0]
+        options = check_options(marked[1], route.name)
+    serialization = options.serialization(route)
     response_name = dependant.response_param_name
     if response_name is None:  # inject the Response whose status and headers FastAPI applies
         response_name = dependant.response_param_name = _RESPONSE_PARAMETER
@@ -116,23 +120,6 @@ def _stream_substitutes(route: Any, serialization: Serialization) -> dict[str, A
     def encode_item(item: Any) -> bytes:
         return encode(validate(item, call))
 
-    def encode_event(item: Any) -> bytes | None:
-        if type(item) is not ServerSentEvent and not isinstance(item, ServerSentEvent):
-            return None
-        # FastAPI: a ServerSentEvent's data is not validated against the item type.
-        data = item.data
-        if item.raw_data is not None:
-            text: str | None = item.raw_data
-        elif data is None:
-            text = None
-        elif hasattr(data, "model_dump_json"):
-            text = data.model_dump_json()
-        else:
-            text = encode_untyped(data, _UNTYPED).decode()
-        return format_sse_event(
-            data_str=text, event=item.event, id=item.id, retry=item.retry, comment=item.comment
-        )
-
     async def call(**values: Any) -> Response:
         sub_response = values[response_name] if keep_response else values.pop(response_name)
         items = generator(**values)
@@ -141,7 +128,7 @@ def _stream_substitutes(route: Any, serialization: Serialization) -> dict[str, A
         response: Response
         if sse:
             response = EventStream(
-                event_bodies(items, encode_item, encode_event),
+                event_bodies(items, encode_item),
                 ping=KEEPALIVE_COMMENT,
                 ping_interval=getattr(routing, "_PING_INTERVAL", 15.0),
                 **extra,
@@ -151,7 +138,7 @@ def _stream_substitutes(route: Any, serialization: Serialization) -> dict[str, A
             response.headers["X-Accel-Buffering"] = "no"
         else:
             response = StreamingResponse(
-                json_lines(items, encode_item), media_type="application/jsonl", **extra
+                json_line_bodies(items, encode_item), media_type="application/jsonl", **extra
             )
         response.headers.raw.extend(sub_response.headers.raw)
         return response

@@ -11,9 +11,10 @@ one task per stream sends the pings.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -21,7 +22,19 @@ from starlette.concurrency import iterate_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
-__all__ = ["EventStream", "event_bodies", "json_lines"]
+from orjson_dispatch._dumps import UNTYPED
+from orjson_dispatch._options import DEFAULTS
+from orjson_dispatch._typed import typed_encoder
+from orjson_dispatch._untyped import encode_untyped
+
+__all__ = [
+    "EventStream",
+    "event_bodies",
+    "json_line_bodies",
+    "json_lines",
+    "server_sent_event",
+    "server_sent_events",
+]
 
 # How long a stream may run without giving the event loop a turn, so that a disconnected
 # client's stream is cancelled even when neither the generator nor the socket ever waits
@@ -48,7 +61,7 @@ async def _items(items: Any) -> AsyncIterator[Any]:
             yield item
 
 
-async def json_lines(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
+async def json_line_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
     """Yield one JSON document and a newline per item."""
     deadline = time.monotonic() + _CHECKPOINT_SECONDS
     async for item in _items(items):
@@ -58,19 +71,16 @@ async def json_lines(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterato
             deadline = time.monotonic() + _CHECKPOINT_SECONDS
 
 
-async def event_bodies(
-    items: Any, encode: Callable[[Any], bytes], encode_event: Callable[[Any], bytes | None]
-) -> AsyncIterator[bytes]:
+async def event_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
     """Yield one Server-Sent Event per item.
 
     Args:
         items: The generator.
         encode: Returns the JSON of a plain item, sent as the event's `data:` line.
-        encode_event: Returns the wire form of a `ServerSentEvent` item, or None for any other.
     """
     deadline = time.monotonic() + _CHECKPOINT_SECONDS
     async for item in _items(items):
-        event = encode_event(item)
+        event = server_sent_event(item)
         # A JSON document holds no line break: it is the one `data:` line of its event.
         yield b"data: " + encode(item) + b"\n\n" if event is None else event
         if time.monotonic() >= deadline:
@@ -122,3 +132,118 @@ class EventStream(StreamingResponse):
                 self._last_event = time.monotonic()
             task_group.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def server_sent_event(item: Any) -> bytes | None:
+    """Return the wire form of a FastAPI `ServerSentEvent` item, or None for any other item.
+
+    As FastAPI writes it: `raw_data` as it is, `data` as JSON (a model's `model_dump_json()`,
+    anything else untyped), with its `event`, `id`, `retry` and `comment` lines, never validated
+    against the stream's item type.
+    """
+    event_class = _server_sent_event_class()
+    if event_class is None or not isinstance(item, event_class):
+        return None
+    from fastapi.sse import format_sse_event  # noqa: PLC0415 - implied by the item's class
+
+    data = item.data
+    if item.raw_data is not None:
+        text: str | None = item.raw_data
+    elif data is None:
+        text = None
+    elif hasattr(data, "model_dump_json"):
+        text = data.model_dump_json()
+    else:
+        text = encode_untyped(data, DEFAULTS).decode()
+    return format_sse_event(
+        data_str=text, event=item.event, id=item.id, retry=item.retry, comment=item.comment
+    )
+
+
+@functools.cache
+def _server_sent_event_class() -> type[Any] | None:
+    # FastAPI 0.135 adds Server-Sent Events; Starlette apps may not have FastAPI at all.
+    try:
+        from fastapi.sse import ServerSentEvent  # noqa: PLC0415
+    except ImportError:
+        return None
+    return ServerSentEvent
+
+
+def json_lines(
+    items: Any,
+    *,
+    response_model: Any = UNTYPED,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> StreamingResponse:
+    """Stream what `items` yields as JSON Lines (`application/jsonl`), as FastAPI streams it.
+
+    For Starlette endpoints (and anywhere a response is built by hand): each item is encoded
+    as `dumps` encodes it, one JSON document and a newline per item.
+
+    Args:
+        items: An async or sync iterable (sync ones are iterated in the threadpool).
+        response_model: The declared item type: each item is validated against it (a
+            `pydantic.ValidationError` ends the stream) and filtered to it.
+        status_code: The response status.
+        headers: Headers added to the response.
+
+    Returns:
+        The streaming response.
+    """
+    return StreamingResponse(
+        json_line_bodies(items, _item_encoder(response_model)),
+        status_code=status_code,
+        headers=headers,
+        media_type="application/jsonl",
+    )
+
+
+def server_sent_events(
+    items: Any,
+    *,
+    response_model: Any = UNTYPED,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+    ping_interval: float = 15.0,
+) -> StreamingResponse:
+    """Stream what `items` yields as Server-Sent Events (`text/event-stream`), as FastAPI does.
+
+    Each item is a `data:` event holding its JSON (encoded as `dumps` encodes it); a FastAPI
+    `ServerSentEvent` item gives its own fields. A `: ping` comment is sent after
+    `ping_interval` seconds without an event; `Cache-Control: no-cache` and
+    `X-Accel-Buffering: no` are set, as FastAPI sets them.
+
+    Args:
+        items: An async or sync iterable (sync ones are iterated in the threadpool).
+        response_model: The declared item type: each plain item is validated against it (a
+            `pydantic.ValidationError` ends the stream) and filtered to it.
+        status_code: The response status.
+        headers: Headers added to the response.
+        ping_interval: Seconds of silence before a ping.
+
+    Returns:
+        The streaming response.
+    """
+    response = EventStream(
+        event_bodies(items, _item_encoder(response_model)),
+        ping=PING,
+        ping_interval=ping_interval,
+        status_code=status_code,
+        headers=headers,
+    )
+    response.headers["Cache-Control"] = "no-cache"
+    # nginx buffers responses unless told not to.
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
+
+
+# The keep-alive comment of the Server-Sent Events specification, as FastAPI sends it.
+PING = b": ping\n\n"
+
+
+def _item_encoder(response_model: Any) -> Callable[[Any], bytes]:
+    if response_model is UNTYPED:
+        return functools.partial(encode_untyped, serialization=DEFAULTS)
+    return typed_encoder(response_model, DEFAULTS).encode
