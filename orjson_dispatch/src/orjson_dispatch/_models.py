@@ -292,14 +292,14 @@ def analyse(annotation: Any, by_alias: bool) -> Check | None:
         ):
             raise NotPlainError
         value_check = analyse(value_type, by_alias)
-        return None if value_check is None else functools.partial(_all_values, value_check)
+        return None if value_check is None else _all_values(value_check)
     if isinstance(annotation, type):
         if issubclass(annotation, Enum) and not issubclass(annotation, _NON_JSON_ENUMS):
             return None
         if issubclass(annotation, BaseModel):
             if model_plan(annotation, by_alias) is None:
                 raise NotPlainError
-            return functools.partial(_is_exactly, annotation)
+            return _ExactClasses(frozenset({annotation}))
         if annotation in _SEQUENCES or annotation is dict:
             return None  # bare list, dict...: items are inferred, as for Any
     raise NotPlainError
@@ -326,7 +326,7 @@ def _analyse_union(members: tuple[Any, ...], by_alias: bool) -> Check | None:
             raise NotPlainError
     if not models:
         return None
-    return functools.partial(_is_member, frozenset(models))
+    return _Members(frozenset(models))
 
 
 def _analyse_sequence(origin: Any, args: tuple[Any, ...], by_alias: bool) -> Check | None:
@@ -336,25 +336,56 @@ def _analyse_sequence(origin: Any, args: tuple[Any, ...], by_alias: bool) -> Che
             raise NotPlainError  # positional tuples of models are rare; pydantic handles them
         return None
     item_check = analyse(args[0], by_alias) if args else None
-    return None if item_check is None else functools.partial(_all_items, item_check)
+    return None if item_check is None else _all_items(item_check)
 
 
-def _is_exactly(cls: type[Any], value: Any) -> bool:
-    return type(value) is cls
+# Checks run once per value orjson is handed, so they are closures over their data, and lists of
+# models are checked with one set of their item classes (C loops) rather than a call per item.
 
 
-def _is_member(models: frozenset[type[Any]], value: Any) -> bool:
-    # pydantic picks the union member whose class is exactly the value's; a value that is no
-    # model at all is serialized by inference in both serializers.
-    return type(value) in models or not isinstance(value, BaseModel)
+class _ExactClasses:
+    """A check: the value is exactly of one of the classes (pydantic's declared class)."""
+
+    __slots__ = ("classes",)
+
+    def __init__(self, classes: frozenset[type[Any]]) -> None:
+        self.classes = classes
+
+    def __call__(self, value: Any) -> bool:
+        return type(value) in self.classes
 
 
-def _all_items(check: Check, value: Any) -> bool:
-    return isinstance(value, (list, tuple)) and all(map(check, value))
+class _Members(_ExactClasses):
+    """A check for a union with model members."""
+
+    __slots__ = ()
+
+    def __call__(self, value: Any) -> bool:
+        # pydantic picks the union member whose class is exactly the value's; a value that is
+        # no model at all is serialized by inference in both serializers.
+        return type(value) in self.classes or not isinstance(value, BaseModel)
 
 
-def _all_values(check: Check, value: Any) -> bool:
-    return isinstance(value, dict) and all(map(check, value.values()))
+def _all_items(check: Check) -> Check:
+    if type(check) is _ExactClasses:
+        classes = check.classes
+
+        def all_exact(value: Any) -> bool:
+            return isinstance(value, (list, tuple)) and set(map(type, value)) <= classes
+
+        return all_exact
+
+    def all_items(value: Any) -> bool:
+        return isinstance(value, (list, tuple)) and all(map(check, value))
+
+    return all_items
+
+
+def _all_values(check: Check) -> Check:
+    def all_values(value: Any) -> bool:
+        return isinstance(value, dict) and all(map(check, value.values()))
+
+    return all_values
 
 
 def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
