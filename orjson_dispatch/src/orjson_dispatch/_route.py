@@ -76,8 +76,9 @@ class DispatchRoute(APIRoute):
         if _streams(route):
             substitutes = _stream_substitutes(route)
         else:
-            serialization = _DEFAULTS.serialization(route)
             field = route.response_field
+            # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
+            serialization = _DEFAULTS.serialization(route if field is not None else None)
             rendered = rendering(response_class)
             substitutes = {
                 "response_field": _ResponseField(field, route_encoder(field, serialization)),
@@ -107,13 +108,14 @@ def _stream_substitutes(route: Any) -> dict[str, Any]:
     if marked is not None:  # @dispatch on the generator endpoint: its options, its generator
         generator = marked[0]
         options = check_options(marked[1], route.name)
-    serialization = options.serialization(route)
+    item_field = route.stream_item_field
+    serialization = options.serialization(route if item_field is not None else None)
     response_name = dependant.response_param_name
     if response_name is None:  # inject the Response whose status and headers FastAPI applies
         response_name = dependant.response_param_name = _RESPONSE_PARAMETER
     keep_response = response_name != _RESPONSE_PARAMETER
-    encode = route_encoder(route.stream_item_field, serialization)
-    validate = _item_validator(route.stream_item_field)
+    encode = route_encoder(item_field, serialization)
+    validate = _item_validator(item_field)
     status_code = route.status_code
     sse = bool(route.is_sse_stream)
 
