@@ -132,7 +132,12 @@ def serialization_operation(function: Callable[..., Any]) -> Iterator[None]:
 
     parent = request_telemetry.span
     with (
-        trace.use_span(parent, end_on_exit=False) if parent is not None else _nothing(),
+        # The request span is FastAPI's: an error passing through records nothing on it here.
+        trace.use_span(
+            parent, end_on_exit=False, record_exception=False, set_status_on_exception=False
+        )
+        if parent is not None
+        else _nothing(),
         telemetry._operation(name="serialization", function=function),
     ):
         yield
