@@ -8,12 +8,14 @@ answer, for an equivalent value FastAPI can encode:
 * dataclasses: encoded field by field, without the deep copy of ``dataclasses.asdict``
   (``dataclasses_as_dicts``);
 * non-finite floats in the untyped path: ``null``, pydantic's and FastAPI's own rule elsewhere
-  (``nonfinite_to_null``).
+  (``nonfinite_to_null``); as dict keys, ``NaN``/``Infinity``/``-Infinity``, as FastAPI's own
+  streams write them (``json.dumps``).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 import types
 from collections import deque
@@ -127,6 +129,12 @@ def deliberate_untyped_body(value: Any, **options: Any) -> bytes | None:
     """
     try:
         plain = dataclasses_as_dicts(denumpy(value))
-        return bytes(JSONResponse(nonfinite_to_null(jsonable_encoder(plain, **options))).body)
+        # Non-finite keys are written as FastAPI's streams write them (json.dumps's spelling).
+        text = json.dumps(
+            nonfinite_to_null(jsonable_encoder(plain, **options)),
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        return text.encode()
     except Exception:  # any failure: FastAPI has no answer either
         return None

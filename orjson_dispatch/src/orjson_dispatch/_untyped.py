@@ -105,7 +105,6 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
 
     Raises:
         TypeError: `value` holds something FastAPI cannot encode either, or it is circular.
-        ValueError: A NaN or infinite float dict key, which FastAPI refuses too.
     """
     default = _default(serialization.by_alias)
     option = ENCODE_OPTION | serialization.option
@@ -376,7 +375,6 @@ def _key(key: Any, serialization: Serialization) -> str:
     """Return the object key `json.dumps` writes for `jsonable_encoder(key)`.
 
     Raises:
-        ValueError: A NaN or infinite float key, which `json.dumps(allow_nan=False)` refuses.
         TypeError: A key `json.dumps` cannot write.
     """
     plain = isinstance(key, str) and not isinstance(key, Enum)
@@ -392,10 +390,12 @@ def _key(key: Any, serialization: Serialization) -> str:
     if isinstance(converted, orjson.Fragment):  # an integer beyond 64 bits
         return str(int(key))
     if isinstance(converted, float):
-        if not math.isfinite(converted):
-            msg = "Out of range float values are not JSON compliant"
-            raise ValueError(msg)
-        return float.__repr__(converted)
+        # json.dumps writes a float key with repr(), NaN and infinities as FastAPI's streams
+        # write them (its responses refuse them: dispatch writes them, as it writes null for
+        # such values).
+        if math.isfinite(converted):
+            return float.__repr__(converted)
+        return "NaN" if math.isnan(converted) else "Infinity" if converted > 0 else "-Infinity"
     if isinstance(converted, int):
         return int.__repr__(converted)
     msg = f"keys must be str, int, float, bool or None, not {type(key).__qualname__}"
