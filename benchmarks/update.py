@@ -7,6 +7,7 @@ from typing import Any
 SUITE_KEYS: dict[str, tuple[str, ...]] = {
     "serialization": ("suites", "serialization"),
     "keepalive": ("suites", "keepalive"),
+    "streaming": ("suites", "streaming"),
     "inprocess": ("inprocess",),
     "connections": ("connection_cost",),
 }
