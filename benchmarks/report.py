@@ -325,8 +325,9 @@ def render(
         "",
         *[
             f"Updated {u['started_at']}: the figures of {', '.join(u['suites'])} come from "
-            f"`{u['command']}` (git {u['git_commit']}, load average {u['load_average_at_start']})."
-            "\n"
+            f"`{u['command']}` (git {u['git_commit']}, load average {u['load_average_at_start']}"
+            + "".join(f", {name} {version}" for name, version in u.get("packages", {}).items())
+            + ").\n"
             for u in results.get("updates", [])
         ],
         "Machine: "
