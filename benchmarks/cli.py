@@ -133,7 +133,7 @@ def measure_all(profile: Profile, suites: set[str], wrk: str, command: str) -> d
             results["suites"]["serialization"] = asdict(suite)
         if "inprocess" in suites:
             results["inprocess"] = measure(
-                list(profile.inprocess_bodies), profile.inprocess, Path(logs)
+                list(profile.inprocess_bodies), list(profile.inprocess), Path(logs)
             )
         if "streaming" in suites:
             results["suites"]["streaming"] = run_streaming(

@@ -20,7 +20,7 @@ with the ratio to its baselines, measured in the same round.
 ```console
 $ scripts/system-packages          # wrk, from Debian packages (as root)
 $ scripts/bootstrap dev docs bench # the virtualenv with the bench dependency group
-$ .venv/bin/python -m benchmarks           # the full suite, ~15-20 minutes
+$ .venv/bin/python -m benchmarks           # the full suite, ~20-25 minutes
 $ .venv/bin/python -m benchmarks --quick   # about two minutes, into benchmarks/results/quick/
 ```
 

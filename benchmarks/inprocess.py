@@ -96,36 +96,11 @@ def candidates(item: Body) -> list[Candidate]:
     ]
 
 
-@dataclass(frozen=True)
-class PyperfSettings:
-    """pyperf's Runner options for one body (see ``python -m pyperf`` ``--help``).
-
-    Attributes:
-        processes: Worker processes per candidate.
-        values: Timed values per worker process.
-        warmups: Untimed warmup values per worker process.
-        min_time: Seconds a value lasts at least (the calibration's target).
-    """
-
-    processes: int
-    values: int
-    warmups: int
-    min_time: float
-
-    def options(self) -> list[str]:
-        """Return the Runner's command-line options."""
-        return [
-            f"--processes={self.processes}",
-            f"--values={self.values}",
-            f"--warmups={self.warmups}",
-            f"--min-time={self.min_time}",
-        ]
-
-
-def measure(body_names: list[str], settings: PyperfSettings, directory: Path) -> dict[str, Any]:
+def measure(body_names: list[str], options: list[str], directory: Path) -> dict[str, Any]:
     """Time every candidate on each body with pyperf and return pyperf's suite as JSON data.
 
-    Benchmarks are named ``<body>/<candidate>``; each carries its label as the metadata
+    ``options`` are pyperf Runner options (``--processes=6``, ``--fast``, ...). Benchmarks are
+    named ``<body>/<candidate>``; each carries its label as the metadata
     ``description``. The suite is also left in ``directory/inprocess.json``.
 
     Raises:
@@ -135,7 +110,7 @@ def measure(body_names: list[str], settings: PyperfSettings, directory: Path) ->
     path.unlink(missing_ok=True)
     for name in body_names:
         command = [sys.executable, *_PROGRAM, "--body", name, f"--append={path}"]
-        subprocess.run([*command, *settings.options()], check=True)
+        subprocess.run([*command, *options], check=True)
     data: dict[str, Any] = json.loads(path.read_text())
     return data
 

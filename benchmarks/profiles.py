@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 from benchmarks.bodies import TOOLCALL, TRAINING, body_name
-from benchmarks.inprocess import PyperfSettings
 from benchmarks.load import LoadSettings
 from benchmarks.schedule import Cell
 from benchmarks.streaming import StreamSettings
@@ -28,7 +27,7 @@ class Profile:
         keepalive_cells: The cells of the keepalive suite.
         keepalive: Durations and rounds of the keepalive suite.
         inprocess_bodies: The bodies timed in process.
-        inprocess: pyperf's processes, values, warmups and minimum time per value.
+        inprocess: The options of pyperf's Runner for the in-process timings.
         streaming: Events, streams and rounds of the streaming suite.
         connection_rounds: Interleaved rounds of the connection-cost measurement.
         connection_count: Connections accepted per protocol, loop and round.
@@ -40,7 +39,7 @@ class Profile:
     keepalive_cells: tuple[Cell, ...]
     keepalive: LoadSettings
     inprocess_bodies: tuple[str, ...]
-    inprocess: PyperfSettings
+    inprocess: tuple[str, ...]
     streaming: StreamSettings
     connection_rounds: int
     connection_count: int
@@ -77,7 +76,7 @@ FULL = Profile(
         rounds=7, duration_s=2, max_duration_s=2, min_requests=1, drain_budget_s=10
     ),
     inprocess_bodies=(TRAINING, SMALL, TOOLCALL),
-    inprocess=PyperfSettings(processes=6, values=3, warmups=1, min_time=0.1),
+    inprocess=("--processes=6", "--values=3", "--warmups=1", "--min-time=0.1"),
     streaming=StreamSettings(
         rounds=5, events=20_000, streams=32, stream_events=2_000, rss_events=200_000
     ),
@@ -96,7 +95,7 @@ QUICK = Profile(
         rounds=3, duration_s=1, max_duration_s=1, min_requests=1, drain_budget_s=5
     ),
     inprocess_bodies=(TRAINING,),
-    inprocess=PyperfSettings(processes=2, values=3, warmups=1, min_time=0.05),
+    inprocess=("--processes=2", "--values=3", "--warmups=1", "--min-time=0.05"),
     streaming=StreamSettings(
         rounds=3, events=5_000, streams=32, stream_events=500, rss_events=50_000
     ),
