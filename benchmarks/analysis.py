@@ -4,13 +4,16 @@ Everything here works on the JSON-ready results (``results.json``), so that tabl
 can be rendered again from a committed file without measuring.
 """
 
+import json
 import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.stats import Line, Spread, fit_line, paired_ratios
+import pyperf
+
+from benchmarks.stats import Spread, paired_ratios
 
 
 @dataclass(frozen=True)
@@ -71,17 +74,12 @@ class Scaling:
     Attributes:
         config: The configuration.
         points: ``(tokens, milliseconds per request)`` at concurrency 1, by size.
-        line: The least-squares line of seconds per request against tokens.
+        ns_per_token: The least-squares slope of request time against tokens.
     """
 
     config: str
     points: list[tuple[int, float]]
-    line: Line
-
-    @property
-    def ns_per_token(self) -> float:
-        """The slope: nanoseconds of request time per generated token."""
-        return self.line.slope * 1e9
+    ns_per_token: float
 
 
 def scaling(suite: dict[str, Any]) -> list[Scaling]:
@@ -103,24 +101,33 @@ def scaling(suite: dict[str, Any]) -> list[Scaling]:
         points.sort()
         if len(points) < 2:
             continue
-        line = fit_line([p[0] for p in points], [p[1] for p in points])
-        found.append(Scaling(config, [(n, seconds * 1000) for n, seconds in points], line))
+        line = statistics.linear_regression([p[0] for p in points], [p[1] for p in points])
+        millis = [(n, seconds * 1000) for n, seconds in points]
+        found.append(Scaling(config, millis, line.slope * 1e9))
     return found
 
 
-def inprocess_spreads(measured: dict[str, Any]) -> dict[str, tuple[Spread, Spread | None]]:
-    """Return, per candidate, its seconds per call and its paired ratio to the baseline.
+def inprocess_benchmarks(results: dict[str, Any]) -> dict[str, list[pyperf.Benchmark]]:
+    """Return pyperf's in-process benchmarks by body name, in the order they ran."""
+    data = results.get("inprocess")
+    if not data:
+        return {}
+    found: dict[str, list[pyperf.Benchmark]] = defaultdict(list)
+    for bench in pyperf.BenchmarkSuite.loads(json.dumps(data)).get_benchmarks():
+        found[bench.get_name().split("/", 1)[0]].append(bench)
+    return dict(found)
 
-    The baseline is the first candidate (``orjson.dumps`` on the ready dict); the ratio is
-    candidate time / baseline time, so lower is faster.
+
+def relative_time(bench: pyperf.Benchmark, baseline: pyperf.Benchmark) -> Spread:
+    """Return ``bench``'s mean time over ``baseline``'s, as ``pyperf compare_to`` divides.
+
+    The range is where the ratio lies when each mean moves by one standard deviation
+    (numerator down and denominator up for the low end, the other way for the high end).
     """
-    samples: dict[str, list[float]] = measured["samples"]
-    baseline = measured["candidates"][0]["name"]
-    found = {}
-    for name, values in samples.items():
-        ratios = paired_ratios(dict(enumerate(values)), dict(enumerate(samples[baseline])))
-        found[name] = (Spread.of(values), ratios)
-    return found
+    mean, base = bench.mean(), baseline.mean()
+    spread, base_spread = bench.stdev(), baseline.stdev()
+    high = (mean + spread) / (base - base_spread) if base > base_spread else float("inf")
+    return Spread(mean / base, (mean - spread) / (base + base_spread), high, bench.get_nvalue())
 
 
 def connection_summary(measured: dict[str, Any]) -> dict[str, dict[str, float]]:
@@ -133,4 +140,63 @@ def connection_summary(measured: dict[str, Any]) -> dict[str, dict[str, float]]:
         medians = {name: statistics.median(values) * 1e6 for name, values in by_protocol.items()}
         medians["delta"] = medians["keepalive"] - medians["stock"]
         found[loop] = medians
+    return found
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    """One streaming configuration over the rounds.
+
+    Attributes:
+        config: The configuration.
+        us_per_event: Microseconds per event of the single stream.
+        events_per_s: Events per second of the single stream.
+        relative: Paired ratio of ``us_per_event`` to the baseline's.
+        concurrent_events_per_s: Events per second of all concurrent streams (median).
+        gap_p50_ms: The median time between events under concurrent streams (median).
+        gap_p99_ms: Its 99th percentile (median over rounds).
+        rss: The memory row of the long stream, or None.
+    """
+
+    config: str
+    us_per_event: Spread
+    events_per_s: Spread
+    relative: Spread | None
+    concurrent_events_per_s: float
+    gap_p50_ms: float
+    gap_p99_ms: float
+    rss: dict[str, Any] | None
+
+
+def streaming_summary(suite: dict[str, Any], baseline: str) -> list[StreamSummary]:
+    """Return the summary of every configuration of the streaming suite, in suite order."""
+    single: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
+    concurrent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for sample in suite["samples"]:
+        if sample["cell"].endswith("@c1"):
+            single[sample["config"]][sample["round"]] = sample
+        else:
+            concurrent[sample["config"]].append(sample)
+    per_event = {
+        config: {r: s["us_per_event"] for r, s in rounds.items()}
+        for config, rounds in single.items()
+    }
+    rss = {row["config"]: row for row in suite["rss"]}
+    found = []
+    for config in (c["name"] for c in suite["configs"]):
+        if config not in single or config not in concurrent:
+            continue
+        loaded = concurrent[config]
+        found.append(
+            StreamSummary(
+                config=config,
+                us_per_event=Spread.of(list(per_event[config].values())),
+                events_per_s=Spread.of([s["events_per_s"] for s in single[config].values()]),
+                relative=paired_ratios(per_event[config], per_event.get(baseline, {})),
+                concurrent_events_per_s=statistics.median(s["events_per_s"] for s in loaded),
+                gap_p50_ms=statistics.median(s["gap_ms"]["p50"] for s in loaded),
+                gap_p99_ms=statistics.median(s["gap_ms"]["p99"] for s in loaded),
+                rss=rss.get(config),
+            )
+        )
     return found

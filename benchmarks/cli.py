@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 import time
@@ -14,17 +15,18 @@ from typing import Any
 
 from benchmarks import connection_cost, docs_page, plots
 from benchmarks.bodies import body
-from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS
+from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS, STREAMING_CONFIGS
 from benchmarks.inprocess import measure
 from benchmarks.load import run_suite
 from benchmarks.machine import describe
 from benchmarks.profiles import PROFILES, Profile
 from benchmarks.report import render
 from benchmarks.server import ROOT, ServerError
+from benchmarks.streaming import run_streaming
 from benchmarks.update import latest_run, merge, notes_are_current
 from benchmarks.wrk import WrkError, require_wrk
 
-SUITES = ("serialization", "inprocess", "keepalive", "connections")
+SUITES = ("serialization", "inprocess", "streaming", "keepalive", "connections")
 RESULTS = ROOT / "benchmarks" / "results"
 
 
@@ -85,7 +87,7 @@ def _with_rounds(profile: Profile, rounds: int | None) -> Profile:
         profile,
         serialization=replace(profile.serialization, rounds=rounds),
         keepalive=replace(profile.keepalive, rounds=rounds),
-        inprocess_rounds=max(rounds, profile.inprocess_rounds),
+        streaming=replace(profile.streaming, rounds=rounds),
         connection_rounds=max(rounds, profile.connection_rounds),
     )
 
@@ -109,7 +111,7 @@ def measure_all(profile: Profile, suites: set[str], wrk: str, command: str) -> d
         "settings": asdict(profile),
         "bodies": {},
         "suites": {},
-        "inprocess": [],
+        "inprocess": None,
         "connection_cost": None,
     }
     names = {cell.body for cell in profile.serialization_cells} | set(profile.inprocess_bodies)
@@ -130,10 +132,13 @@ def measure_all(profile: Profile, suites: set[str], wrk: str, command: str) -> d
             )
             results["suites"]["serialization"] = asdict(suite)
         if "inprocess" in suites:
-            results["inprocess"] = [
-                measure(name, rounds=profile.inprocess_rounds, sample_s=profile.inprocess_sample_s)
-                for name in profile.inprocess_bodies
-            ]
+            results["inprocess"] = measure(
+                list(profile.inprocess_bodies), list(profile.inprocess), Path(logs)
+            )
+        if "streaming" in suites:
+            results["suites"]["streaming"] = run_streaming(
+                STREAMING_CONFIGS, profile.streaming, log_dir=Path(logs)
+            )
         if "keepalive" in suites:
             suite = run_suite(
                 "keepalive",
@@ -158,6 +163,9 @@ def publish(results: dict[str, Any], out: Path, docs: bool) -> None:
     """Write results.json, results.md and the plots into ``out``; the docs page if asked."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    if results.get("inprocess"):
+        # pyperf's own file, for `python -m pyperf stats|hist|compare_to`.
+        (out / "inprocess.json").write_text(json.dumps(results["inprocess"]) + "\n")
     drawn = plots.draw_all(results, out)
     notes_file = out / "notes.md"
     notes = notes_file.read_text() if notes_file.is_file() else ""
@@ -187,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wrk = require_wrk()
         results = measure_all(profile, set(args.only.split(",")), wrk, _command(argv))
-    except (WrkError, ServerError) as error:
+    except (WrkError, ServerError, subprocess.CalledProcessError) as error:
         print(f"benchmarks: {error}", file=sys.stderr)
         return 2
     default_out = RESULTS / "quick" if args.quick else RESULTS

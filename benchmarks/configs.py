@@ -7,6 +7,8 @@ starts every configuration as its own uvicorn process.
 
 from dataclasses import dataclass
 
+import orjson_dispatch
+
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -94,3 +96,46 @@ KEEPALIVE_BASELINES: dict[str, str] = {
     "stock-b": "stock",
     "keepalive-w2": "stock-w2",
 }
+
+_STREAMING = "benchmarks.apps.streaming_app:app"
+
+
+@dataclass(frozen=True)
+class StreamConfig(ServerConfig):
+    """One streaming configuration.
+
+    Attributes:
+        framing: ``jsonl`` (one JSON document per line) or ``sse`` (``data:`` events).
+    """
+
+    framing: str = "jsonl"
+
+
+def _stream(name: str, label: str, framing: str = "jsonl") -> StreamConfig:
+    return StreamConfig(name, label, _STREAMING, f"/{name}", framing=framing)
+
+
+#: The streaming configurations, each its own uvicorn process with one worker.
+STREAMING_CONFIGS: tuple[StreamConfig, ...] = (
+    _stream("fastapi-jsonl-untyped", "FastAPI JSON Lines, untyped (dicts)"),
+    _stream("fastapi-jsonl-typed", "FastAPI JSON Lines, -> AsyncIterable[Chunk]"),
+    _stream("fastapi-sse-untyped", "FastAPI EventSourceResponse, untyped (dicts)", "sse"),
+    _stream("fastapi-sse-typed", "FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse"),
+    _stream("sse-starlette", "sse-starlette EventSourceResponse, model_dump_json", "sse"),
+    _stream("orjson-limit", "StreamingResponse of orjson.dumps(d) lines (the limit)"),
+)
+
+# >>> The orjson-dispatch streaming configurations plug in here. They are measured once
+# orjson_dispatch ships DispatchRoute (with @dispatch on generator endpoints); the routes
+# are in benchmarks/apps/streaming_app.py under the same condition.
+DISPATCH_STREAMING_CONFIGS: tuple[StreamConfig, ...] = (
+    _stream("dispatch-jsonl", "@dispatch on the generator, JSON Lines"),
+    _stream("dispatch-sse", "@dispatch on the generator, EventSourceResponse", "sse"),
+    _stream("dispatch-route-jsonl", "APIRouter(route_class=DispatchRoute), JSON Lines"),
+    _stream("dispatch-route-sse", "APIRouter(route_class=DispatchRoute), SSE", "sse"),
+)
+if hasattr(orjson_dispatch, "DispatchRoute"):
+    STREAMING_CONFIGS += DISPATCH_STREAMING_CONFIGS
+
+#: The configuration every streaming configuration's time per event is divided by.
+STREAMING_BASELINE = "orjson-limit"

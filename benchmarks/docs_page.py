@@ -20,14 +20,14 @@ with the ratio to its baselines, measured in the same round.
 ```console
 $ scripts/system-packages          # wrk, from Debian packages (as root)
 $ scripts/bootstrap dev docs bench # the virtualenv with the bench dependency group
-$ .venv/bin/python -m benchmarks           # the full suite, ~15-20 minutes
+$ .venv/bin/python -m benchmarks           # the full suite, ~20-25 minutes
 $ .venv/bin/python -m benchmarks --quick   # about two minutes, into benchmarks/results/quick/
 ```
 
 The full run writes `benchmarks/results/results.json` (every raw measurement and the machine
 description), `benchmarks/results/results.md` (the tables below) and the PNG plots, and
-regenerates this page. `--only serialization,inprocess,keepalive,connections` runs a
-subset (add `--update` to merge it into the committed results, keeping the other suites'
+regenerates this page. `--only serialization,inprocess,streaming,keepalive,connections`
+runs a subset (add `--update` to merge it into the committed results, keeping the other suites'
 figures); `--render benchmarks/results/results.json` redraws tables, plots and this page
 from a results file without measuring.
 
@@ -51,7 +51,7 @@ from a results file without measuring.
   and the generated token ids and logprobs (float32 values, as inference engines return
   them). `tokens-N` has N generated tokens and N/16 prompt tokens: `tokens-65536` is the
   training body (~1.7 MB), `tokens-1024` ~31 KB, `tokens-32` ~4.5 KB, `tokens-1536` (the
-  small body of issue 3) ~45 KB. `toolcall` is an agent turn of 36 output items with nested
+  small body of the goals) ~45 KB. `toolcall` is an agent turn of 36 output items with nested
   content (~37 KB).
 - **Configurations** (`benchmarks/apps/fastapi_app.py`, one FastAPI app): `untyped` returns
   the model without annotation (FastAPI's `jsonable_encoder` + `json.dumps`); `typed`
@@ -63,8 +63,23 @@ from a results file without measuring.
   returns `Response(orjson.dumps(d))` on a ready dict (orjson's limit) and `bytes-limit`
   returns bytes serialized at startup (the transport's limit). `litestar` serves the same data
   as msgspec Structs from Litestar (`benchmarks/apps/litestar_app.py`).
-- **Serialization alone** is timed in process with an interleaved `timeit`: loops calibrated
-  to a fixed sample time, a garbage collection before each sample, the collector on.
+- **Serialization alone** is timed in process by [pyperf](https://pyperf.readthedocs.io/):
+  worker processes, calibrated loops, warmups, the machine's metadata. Its file is also
+  written as `benchmarks/results/inprocess.json`, so that `python -m pyperf compare_to
+  OLD.json benchmarks/results/inprocess.json` compares two runs.
+- **Streaming** (`benchmarks/apps/streaming_app.py`): small OpenAI `chat.completion.chunk`
+  events (a chunk holds choices holding a delta) streamed as JSON Lines by FastAPI's
+  generator endpoints (`-> AsyncIterable[Chunk]`, FastAPI >= 0.134) and untyped (dicts), as
+  Server-Sent Events by FastAPI's `EventSourceResponse` (FastAPI >= 0.135), typed and
+  untyped, and by sse-starlette, against a hand-written `StreamingResponse` of
+  `orjson.dumps(d)` lines (the limit). A client on asyncio and h11 reads whole streams: the
+  time per event of one stream, the time between events under 32 concurrent streams, and
+  the server's VmRSS over one long stream. FastAPI adds an `anyio.sleep(0)` after each event
+  (a cancellation point), its SSE a producer task and memory streams; the limit yields
+  without pausing, so under concurrent streams it sends until the socket buffer is full
+  and readers of the other streams wait longer. The orjson-dispatch streaming
+  configurations join once the package ships them (`DISPATCH_STREAMING_CONFIGS` in
+  `benchmarks/configs.py`).
 - **Keepalive.** A raw ASGI app answering `{}` (`benchmarks/apps/plain.py`), 32 connections,
   with `Connection: close` (a new TCP connection per request) and with long-lived
   connections; stock `HttpToolsProtocol` against `uvicorn_keepalive.Protocol`, with 1 and 2

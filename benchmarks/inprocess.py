@@ -1,26 +1,32 @@
-"""Serialization alone, in this process: every way of turning a body into JSON bytes.
+"""Serialization alone, in process, timed by pyperf: every way of turning a body into JSON.
 
-A careful ``timeit``: each candidate is calibrated to a loop count that takes about
-``sample_s`` seconds, then the candidates are timed in interleaved rounds (the order rotates
-each round), with a garbage collection before each sample and the collector left on during
-it, as in a server. Every candidate's output is checked against the reference before timing.
+pyperf's Runner does the timing: it spawns worker processes, calibrates the loop count,
+runs warmups, and stores every value with the machine's metadata in its JSON format, which
+``python -m pyperf stats|hist|compare_to`` read. The harness runs this module once per body
+(``python -m benchmarks.inprocess --body NAME --append FILE ...``); every candidate's output
+is checked against the reference before it is timed.
 """
 
-import gc
+import argparse
 import json
+import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import orjson
+import pyperf
 from fastapi.encoders import jsonable_encoder
 from pydantic import TypeAdapter
 
 from benchmarks.bodies import Body, ResponseModel, body
 from orjson_dispatch import dumps
+
+#: The module pyperf runs again in each worker process.
+_PROGRAM = ("-m", "benchmarks.inprocess")
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,7 @@ class Candidate:
     """One serialization to time.
 
     Attributes:
-        name: Short identifier for result files.
+        name: Short identifier, the pyperf benchmark's name after ``<body>/``.
         label: The code it runs, for tables.
         encode: Returns the JSON of the body it was made for (``model_dump_json`` gives str).
     """
@@ -90,49 +96,44 @@ def candidates(item: Body) -> list[Candidate]:
     ]
 
 
-def _time(encode: Callable[[], bytes | str], loops: int) -> float:
-    """Return the seconds per call of ``loops`` calls of ``encode``."""
-    gc.collect()
-    started = time.perf_counter()
-    for _ in range(loops):
-        encode()
-    return (time.perf_counter() - started) / loops
+def measure(body_names: list[str], options: list[str], directory: Path) -> dict[str, Any]:
+    """Time every candidate on each body with pyperf and return pyperf's suite as JSON data.
 
-
-def measure(
-    body_name: str,
-    *,
-    rounds: int,
-    sample_s: float,
-    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
-) -> dict[str, Any]:
-    """Time every candidate on the body called ``body_name``.
-
-    Returns:
-        JSON-ready: the body, each candidate's label and loop count, and its seconds per
-        call in each round (``samples[name][round]``).
+    ``options`` are pyperf Runner options (``--processes=6``, ``--fast``, ...). Benchmarks are
+    named ``<body>/<candidate>``; each carries its label as the metadata
+    ``description``. The suite is also left in ``directory/inprocess.json``.
 
     Raises:
-        AssertionError: A candidate's output does not parse to the reference JSON.
+        subprocess.CalledProcessError: pyperf failed (e.g. a candidate's output differs).
     """
-    item = body(body_name)
-    found = candidates(item)
-    reference = item.data
-    loops: dict[str, int] = {}
-    for candidate in found:
-        if orjson.loads(candidate.encode()) != reference:
-            raise AssertionError(f"{candidate.name} encodes {body_name} differently")
-        once = _time(candidate.encode, 1)
-        loops[candidate.name] = max(1, round(sample_s / max(once, 1e-9)))
-    samples: dict[str, list[float]] = {candidate.name: [] for candidate in found}
-    for round_number in range(rounds):
-        shift = round_number % len(found)
-        for candidate in [*found[shift:], *found[:shift]]:
-            samples[candidate.name].append(_time(candidate.encode, loops[candidate.name]))
-        log(f"in-process {body_name}: round {round_number + 1}/{rounds} done")
-    return {
-        "body": body_name,
-        "bytes": len(item.json),
-        "candidates": [{"name": c.name, "label": c.label, "loops": loops[c.name]} for c in found],
-        "samples": samples,
-    }
+    path = directory / "inprocess.json"
+    path.unlink(missing_ok=True)
+    for name in body_names:
+        command = [sys.executable, *_PROGRAM, "--body", name, f"--append={path}"]
+        subprocess.run([*command, *options], check=True)
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Register the candidates of ``--body`` with pyperf's Runner (worker and main process)."""
+
+    def forward(command: list[str], args: argparse.Namespace) -> None:
+        command += ["--body", args.body]
+
+    runner = pyperf.Runner(program_args=_PROGRAM, add_cmdline_args=forward)
+    runner.argparser.add_argument("--body", required=True, help="the body to serialize")
+    args = runner.parse_args(argv)
+    item = body(args.body)
+    for candidate in candidates(item):
+        if orjson.loads(candidate.encode()) != item.data:
+            raise AssertionError(f"{candidate.name} encodes {args.body} differently")
+        runner.bench_func(
+            f"{args.body}/{candidate.name}",
+            candidate.encode,
+            metadata={"description": candidate.label},
+        )
+
+
+if __name__ == "__main__":
+    main()

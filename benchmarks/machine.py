@@ -1,9 +1,10 @@
-"""Describe the machine and the software a benchmark ran on."""
+"""Describe the machine and the software a benchmark ran on: pyperf's metadata and more."""
 
+import json
 import os
-import platform
 import subprocess
 import sys
+import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,22 +24,23 @@ PACKAGES = (
     "uvloop",
     "litestar",
     "msgspec",
+    "sse-starlette",
+    "pyperf",
     "orjson-dispatch",
     "uvicorn-keepalive",
 )
-
-
-def _first(path: str, key: str) -> str:
-    """Return the value of the first ``key: value`` or ``key=value`` line of a file."""
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError:
-        return "unknown"
-    for line in lines:
-        name, sep, value = line.partition(":" if ":" in line else "=")
-        if sep and name.strip() == key:
-            return value.strip().strip('"')
-    return "unknown"
+#: The keys kept from ``python -m pyperf collect_metadata`` (the others vary per run or
+#: repeat these: date, hostname, the compiler flags).
+PYPERF_KEYS = (
+    "cpu_model_name",
+    "cpu_count",
+    "cpu_freq",
+    "cpu_config",
+    "platform",
+    "python_implementation",
+    "python_version",
+    "aslr",
+)
 
 
 def _version(distribution: str) -> str:
@@ -48,30 +50,27 @@ def _version(distribution: str) -> str:
         return "not installed"
 
 
-def _git_commit() -> str:
-    completed = subprocess.run(
-        ["git", "rev-parse", "--short=12", "HEAD"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return completed.stdout.strip() or "unknown"
+def _run(command: list[str]) -> str:
+    completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
+    return completed.stdout.strip()
+
+
+def pyperf_metadata() -> dict[str, Any]:
+    """Return pyperf's description of this machine, limited to :data:`PYPERF_KEYS`."""
+    with tempfile.TemporaryDirectory(prefix="benchmarks-") as directory:
+        path = Path(directory) / "metadata.json"
+        _run([sys.executable, "-m", "pyperf", "collect_metadata", f"--output={path}"])
+        found: dict[str, Any] = json.loads(path.read_text())["metadata"]
+    return {key: found[key] for key in PYPERF_KEYS if key in found}
 
 
 def describe(wrk: str) -> dict[str, Any]:
     """Return the machine description stored with the results."""
     return {
-        "cpu_model": _first("/proc/cpuinfo", "model name"),
-        "nproc": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "memory": _first("/proc/meminfo", "MemTotal"),
-        "kernel": f"{platform.system()} {platform.release()}",
-        "os": _first("/etc/os-release", "PRETTY_NAME"),
-        "python": f"{platform.python_implementation()} {sys.version.split()[0]}",
+        **pyperf_metadata(),
         "event_loop": event_loop(),
         "wrk": wrk_version(wrk),
         "packages": {name: _version(name) for name in PACKAGES},
-        "git_commit": _git_commit(),
+        "git_commit": _run(["git", "rev-parse", "--short=12", "HEAD"]),
         "load_average_at_start": [round(value, 2) for value in os.getloadavg()],
     }

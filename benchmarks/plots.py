@@ -10,7 +10,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # after matplotlib.use: the backend is chosen first
 from matplotlib.ticker import NullFormatter
 
-from benchmarks.analysis import inprocess_spreads, scaling, summarize
+from benchmarks.analysis import (
+    inprocess_benchmarks,
+    relative_time,
+    scaling,
+    streaming_summary,
+    summarize,
+)
+from benchmarks.configs import STREAMING_BASELINE
 
 
 def _save(figure: Any, path: Path) -> None:
@@ -76,35 +83,29 @@ def scaling_plot(results: dict[str, Any], path: Path) -> bool:
 def inprocess(results: dict[str, Any], path: Path, body: str = "tokens-65536") -> bool:
     """Plot each in-process candidate's time relative to ``orjson.dumps(d)``; False if no data.
 
-    The axis is the time ratio (log), with the issue's 1.3x bound drawn, so that the bars
-    read as "how many times orjson's own time".
+    The axis is the ratio of pyperf's mean times (log), with the 1.3x bound of the
+    serialization goal drawn, so that the bars read as "how many times orjson's own time".
     """
-    for measured in results.get("inprocess", []):
-        if measured["body"] != body:
-            continue
-        spreads = inprocess_spreads(measured)
-        candidates = measured["candidates"]
-        labels = [c["label"] for c in candidates]
-        ratios = [spreads[c["name"]][1] for c in candidates]
-        values = [r.median if r is not None else 1.0 for r in ratios]
-        micros = [spreads[c["name"]][0].median * 1e6 for c in candidates]
-        colors = [
-            "tab:orange" if c["name"].startswith("dispatch") else "tab:blue" for c in candidates
-        ]
-        figure, axis = plt.subplots(figsize=(10, 0.45 * len(labels) + 1.4))
-        axis.barh(labels, [v - 0.5 for v in values], left=0.5, color=colors)
-        axis.set_xscale("log")
-        axis.xaxis.set_minor_formatter(NullFormatter())
-        axis.axvline(1.3, color="tab:red", linestyle=":", label="1.3x: the goal of issue 3")
-        axis.invert_yaxis()
-        axis.set_xlabel(f"time per call / orjson.dumps(d) time, {body} (log)")
-        for y, (value, us) in enumerate(zip(values, micros, strict=True)):
-            axis.text(value, y, f" {value:.2f}x ({us:,.0f} us)", va="center", fontsize=8)
-        axis.set_xlim(0.5, max(values) * 4)
-        axis.legend(fontsize=8, loc="lower right")
-        _save(figure, path)
-        return True
-    return False
+    benches = inprocess_benchmarks(results).get(body)
+    if not benches:
+        return False
+    labels = [b.get_metadata().get("description", b.get_name()) for b in benches]
+    values = [relative_time(b, benches[0]).median for b in benches]
+    micros = [b.mean() * 1e6 for b in benches]
+    colors = ["tab:orange" if "orjson_dispatch" in label else "tab:blue" for label in labels]
+    figure, axis = plt.subplots(figsize=(10, 0.45 * len(labels) + 1.4))
+    axis.barh(labels, [v - 0.5 for v in values], left=0.5, color=colors)
+    axis.set_xscale("log")
+    axis.xaxis.set_minor_formatter(NullFormatter())
+    axis.axvline(1.3, color="tab:red", linestyle=":", label="1.3x: the serialization goal")
+    axis.invert_yaxis()
+    axis.set_xlabel(f"mean time per call / orjson.dumps(d) mean time, {body} (log)")
+    for y, (value, us) in enumerate(zip(values, micros, strict=True)):
+        axis.text(value, y, f" {value:.2f}x ({us:,.0f} us)", va="center", fontsize=8)
+    axis.set_xlim(0.5, max(values) * 4)
+    axis.legend(fontsize=8, loc="lower right")
+    _save(figure, path)
+    return True
 
 
 def keepalive(results: dict[str, Any], path: Path) -> bool:
@@ -132,11 +133,37 @@ def keepalive(results: dict[str, Any], path: Path) -> bool:
     return True
 
 
+def streaming(results: dict[str, Any], path: Path) -> bool:
+    """Plot time per event and p99 time between events per configuration; False if no data."""
+    suite = results.get("suites", {}).get("streaming")
+    rows = streaming_summary(suite, STREAMING_BASELINE) if suite else []
+    if not rows:
+        return False
+    names = [row.config for row in rows]
+    colors = ["tab:orange" if n.startswith("dispatch") else "tab:blue" for n in names]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 0.45 * len(rows) + 1.6), sharey=True)
+    values = [row.us_per_event.median for row in rows]
+    lows = [v - row.us_per_event.low for row, v in zip(rows, values, strict=True)]
+    highs = [row.us_per_event.high - v for row, v in zip(rows, values, strict=True)]
+    left.barh(names, values, xerr=[lows, highs], color=colors)
+    left.set_xlabel("us per event, one stream")
+    gaps = [row.gap_p99_ms for row in rows]
+    right.barh(names, gaps, color=colors)
+    right.set_xlabel(f"p99 ms between events, {suite['settings']['streams']} streams")
+    left.invert_yaxis()
+    for axis, numbers, unit in ((left, values, " us"), (right, gaps, " ms")):
+        for y, value in enumerate(numbers):
+            axis.text(value, y, f" {value:.1f}{unit}", va="center", fontsize=8)
+    _save(figure, path)
+    return True
+
+
 #: Every plot by file name.
 DRAWERS = {
     "serialization.png": serialization,
     "scaling.png": scaling_plot,
     "inprocess.png": inprocess,
+    "streaming.png": streaming,
     "keepalive.png": keepalive,
 }
 

@@ -5,13 +5,14 @@ from dataclasses import dataclass
 from benchmarks.bodies import TOOLCALL, TRAINING, body_name
 from benchmarks.load import LoadSettings
 from benchmarks.schedule import Cell
+from benchmarks.streaming import StreamSettings
 
 #: Generated tokens of the scaling bodies, 32 to 256k (concurrency 1).
 SCALING_TOKENS = (32, 256, 1024, 4096, 16384, 65536, 262144)
 #: The bodies measured at every concurrency.
 MATRIX_BODIES = (TRAINING, body_name(1024), body_name(32), TOOLCALL)
 CONCURRENCIES = (1, 32, 256)
-#: The small body of issue 3's goal: 1.5k generated tokens.
+#: The body of the small-body goal: 1.5k generated tokens (~45 KB).
 SMALL = body_name(1536)
 
 
@@ -26,8 +27,8 @@ class Profile:
         keepalive_cells: The cells of the keepalive suite.
         keepalive: Durations and rounds of the keepalive suite.
         inprocess_bodies: The bodies timed in process.
-        inprocess_rounds: Interleaved rounds of the in-process timings.
-        inprocess_sample_s: Seconds per in-process sample.
+        inprocess: The options of pyperf's Runner for the in-process timings.
+        streaming: Events, streams and rounds of the streaming suite.
         connection_rounds: Interleaved rounds of the connection-cost measurement.
         connection_count: Connections accepted per protocol, loop and round.
     """
@@ -38,8 +39,8 @@ class Profile:
     keepalive_cells: tuple[Cell, ...]
     keepalive: LoadSettings
     inprocess_bodies: tuple[str, ...]
-    inprocess_rounds: int
-    inprocess_sample_s: float
+    inprocess: tuple[str, ...]
+    streaming: StreamSettings
     connection_rounds: int
     connection_count: int
 
@@ -75,8 +76,10 @@ FULL = Profile(
         rounds=7, duration_s=2, max_duration_s=2, min_requests=1, drain_budget_s=10
     ),
     inprocess_bodies=(TRAINING, SMALL, TOOLCALL),
-    inprocess_rounds=7,
-    inprocess_sample_s=0.2,
+    inprocess=("--processes=6", "--values=3", "--warmups=1", "--min-time=0.1"),
+    streaming=StreamSettings(
+        rounds=5, events=20_000, streams=32, stream_events=2_000, rss_events=200_000
+    ),
     connection_rounds=7,
     connection_count=2000,
 )
@@ -92,8 +95,10 @@ QUICK = Profile(
         rounds=3, duration_s=1, max_duration_s=1, min_requests=1, drain_budget_s=5
     ),
     inprocess_bodies=(TRAINING,),
-    inprocess_rounds=3,
-    inprocess_sample_s=0.05,
+    inprocess=("--processes=2", "--values=3", "--warmups=1", "--min-time=0.05"),
+    streaming=StreamSettings(
+        rounds=3, events=5_000, streams=32, stream_events=500, rss_events=50_000
+    ),
     connection_rounds=3,
     connection_count=500,
 )

@@ -5,12 +5,14 @@ from typing import Any
 
 from benchmarks.analysis import (
     connection_summary,
-    inprocess_spreads,
+    inprocess_benchmarks,
     ratio,
+    relative_time,
     scaling,
+    streaming_summary,
     summarize,
 )
-from benchmarks.configs import KEEPALIVE_BASELINES, SERIALIZATION_BASELINES
+from benchmarks.configs import KEEPALIVE_BASELINES, SERIALIZATION_BASELINES, STREAMING_BASELINE
 from benchmarks.goals import evaluate
 from benchmarks.stats import Spread
 
@@ -19,6 +21,7 @@ PLOTS = {
     "serialization.png": "Requests/s per configuration on each body at 32 connections",
     "scaling.png": "Request time against generated tokens at concurrency 1",
     "inprocess.png": "Serialization alone, in process, training body: time relative to orjson",
+    "streaming.png": "Streaming chat-completion chunks: time per event and time between events",
     "keepalive.png": "Stock uvicorn against uvicorn-keepalive",
 }
 
@@ -60,7 +63,7 @@ def goals_section(results: dict[str, Any]) -> list[str]:
         bound = {"min": ">=", "max": "<=", "band": "1 +/-"}[goal.direction]
         rows.append(
             [
-                f"#{goal.issue}",
+                goal.package,
                 goal.text,
                 f"{bound} {goal.target:g}",
                 precise(goal.measured),
@@ -70,7 +73,7 @@ def goals_section(results: dict[str, Any]) -> list[str]:
             ]
         )
     return [
-        "## Goals of issues 2 and 3",
+        "## Goals",
         "",
         "Median of the paired per-round ratios (min-max over the rounds in brackets); "
         "a goal is reached when the median meets the bound. For context: what the "
@@ -78,7 +81,7 @@ def goals_section(results: dict[str, Any]) -> list[str]:
         "the keepalive goals, how much two identical stock servers differ (A/A).",
         "",
         *_table(
-            ["issue", "goal", "target", "measured", "verdict", "measured as", "for context"], rows
+            ["package", "goal", "target", "measured", "verdict", "measured as", "for context"], rows
         ),
         "",
     ]
@@ -174,34 +177,83 @@ def scaling_section(results: dict[str, Any]) -> list[str]:
 
 
 def inprocess_section(results: dict[str, Any]) -> list[str]:
-    """Return one table per body of the in-process serialization timings."""
+    """Return one table per body of pyperf's in-process timings, relative to the first."""
     lines = []
-    for measured in results.get("inprocess", []):
-        rows = []
-        spreads = inprocess_spreads(measured)
-        for candidate in measured["candidates"]:
-            per_call, relative = spreads[candidate["name"]]
-            rows.append(
-                [
-                    f"`{candidate['label']}`",
-                    spread(scaled(per_call, 1e6)),
-                    spread(relative, "x"),
-                ]
-            )
+    for name, benches in inprocess_benchmarks(results).items():
+        baseline = benches[0]
+        rows = [
+            [
+                f"`{bench.get_metadata().get('description', bench.get_name())}`",
+                f"{number(bench.mean() * 1e6)} +- {number(bench.stdev() * 1e6)}",
+                spread(relative_time(bench, baseline), "x"),
+            ]
+            for bench in benches
+        ]
+        size = results.get("bodies", {}).get(name, {}).get("bytes")
         lines += [
-            f"### `{measured['body']}` ({measured['bytes']} bytes of JSON)",
+            f"### `{name}`" + (f" ({size} bytes of JSON)" if size else ""),
             "",
-            *_table(["code", "us per call", "x orjson.dumps(d) time"], rows),
+            *_table(["code", "us per call (mean +- std dev)", "x orjson.dumps(d) time"], rows),
             "",
         ]
     if not lines:
         return []
-    return ["## Serialization alone, in process", "", *lines]
+    return [
+        "## Serialization alone, in process",
+        "",
+        "Timed by pyperf (worker processes, calibrated loops, warmups); the ratio divides the "
+        "means, as `python -m pyperf compare_to` does, its range moves each mean by one "
+        "standard deviation. The raw values and pyperf's metadata are in `results.json` "
+        "under `inprocess` (pyperf's JSON format).",
+        "",
+        *lines,
+    ]
 
 
-def scaled(value: Spread, factor: float) -> Spread:
-    """Return ``value`` with median, min and max multiplied by ``factor``."""
-    return Spread(value.median * factor, value.low * factor, value.high * factor, value.count)
+def streaming_section(results: dict[str, Any]) -> list[str]:
+    """Return the streaming table: time per event, time between events, memory."""
+    suite = results.get("suites", {}).get("streaming")
+    if suite is None:
+        return []
+    settings = suite["settings"]
+    labels = {config["name"]: config["label"] for config in suite["configs"]}
+    rows = [
+        [
+            f"{labels[row.config]} (`{row.config}`)",
+            spread(row.us_per_event),
+            spread(row.relative, "x"),
+            spread(row.events_per_s),
+            number(row.concurrent_events_per_s),
+            f"{number(row.gap_p50_ms)} / {number(row.gap_p99_ms)}",
+            f"{number(row.rss['kb_before'] / 1024)} / {number(row.rss['kb_max'] / 1024)}"
+            if row.rss
+            else "-",
+        ]
+        for row in streaming_summary(suite, STREAMING_BASELINE)
+    ]
+    header = [
+        "configuration",
+        "us per event",
+        f"x {STREAMING_BASELINE} time",
+        "events/s",
+        f"events/s, {settings['streams']} streams",
+        "ms between events p50 / p99",
+        "RSS MB before / peak",
+    ]
+    return [
+        "## Streaming chat-completion chunks",
+        "",
+        f"One stream of {settings['events']} chunks per run (time from the request to the "
+        f"end of the stream, per event); {settings['streams']} concurrent streams of "
+        f"{settings['stream_events']} chunks (the time a reader waits between two reads that "
+        "bring events, pooled over the streams; median over rounds); the server's VmRSS "
+        f"before and at its peak during one stream of {settings['rss_events']} chunks. One "
+        "uvicorn worker per configuration, configurations interleaved over "
+        f"{settings['rounds']} rounds; ratios are medians of the per-round ratios.",
+        "",
+        *_table(header, rows),
+        "",
+    ]
 
 
 def connection_cost_section(results: dict[str, Any]) -> list[str]:
@@ -273,14 +325,14 @@ def render(
         "",
         *[
             f"Updated {u['started_at']}: the figures of {', '.join(u['suites'])} come from "
-            f"`{u['command']}` (git {u['git_commit']}, load average {u['load_average_at_start']})."
-            "\n"
+            f"`{u['command']}` (git {u['git_commit']}, load average {u['load_average_at_start']}"
+            + "".join(f", {name} {version}" for name, version in u.get("packages", {}).items())
+            + ").\n"
             for u in results.get("updates", [])
         ],
-        f"Machine: {machine['cpu_model']}, {machine['nproc']} CPUs, {machine['memory']} RAM, "
-        f"{machine['kernel']}, {machine['os']}, {machine['python']}, event loop "
-        f"{machine['event_loop']}, {machine['wrk']}, load average at start "
-        f"{machine['load_average_at_start']}, git {machine['git_commit']}.",
+        "Machine: "
+        + "; ".join(f"{key} {value}" for key, value in machine.items() if key != "packages")
+        + ".",
         "",
         f"Packages: {packages}.",
         "",
@@ -300,6 +352,7 @@ def render(
         ),
         *scaling_section(results),
         *inprocess_section(results),
+        *streaming_section(results),
         *load_section(
             results,
             "keepalive",

@@ -1,4 +1,8 @@
-"""Statistics of repeated measurements: medians with their spread, paired ratios, slopes."""
+"""Statistics of the wrk rounds: medians with their spread and paired per-round ratios.
+
+In-process timings use pyperf's own statistics (:mod:`benchmarks.inprocess`); wrk runs are
+few long samples interleaved by round, whose ratios are paired round by round.
+"""
 
 import statistics
 from collections.abc import Mapping, Sequence
@@ -7,7 +11,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Spread:
-    """The median of some measurements with their minimum, maximum and count."""
+    """A central value of some measurements with their range and count.
+
+    Made by :meth:`of`: the median with the minimum and maximum. A pyperf timing ratio
+    (:func:`benchmarks.analysis.relative_time`) is the ratio of the means instead.
+    """
 
     median: float
     low: float
@@ -44,23 +52,3 @@ def paired_ratios(
         if denominator[r] > 0
     ]
     return Spread.of(ratios) if ratios else None
-
-
-@dataclass(frozen=True)
-class Line:
-    """A least-squares line ``y = slope * x + intercept``."""
-
-    slope: float
-    intercept: float
-
-
-def fit_line(xs: Sequence[float], ys: Sequence[float]) -> Line:
-    """Fit ``ys`` against ``xs`` by ordinary least squares.
-
-    Raises:
-        ValueError: Fewer than two points, different lengths, or all ``xs`` equal.
-    """
-    if len(xs) != len(ys) or len(xs) < 2:
-        raise ValueError("a line needs at least two (x, y) points")
-    slope, intercept = statistics.linear_regression(xs, ys)
-    return Line(slope, intercept)

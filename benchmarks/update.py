@@ -7,6 +7,7 @@ from typing import Any
 SUITE_KEYS: dict[str, tuple[str, ...]] = {
     "serialization": ("suites", "serialization"),
     "keepalive": ("suites", "keepalive"),
+    "streaming": ("suites", "streaming"),
     "inprocess": ("inprocess",),
     "connections": ("connection_cost",),
 }
@@ -16,9 +17,10 @@ def merge(earlier: dict[str, Any], later: dict[str, Any], suites: set[str]) -> d
     """Return ``earlier`` with the measurements of ``suites`` replaced by those of ``later``.
 
     The merged results keep the earlier run's command, machine description and start time,
-    and list each update (suites, command, start time, load average, git commit) under
-    ``updates``, so that the report says which figures come from which run (an earlier
-    update is dropped once all its suites are measured again).
+    and list each update (suites, command, start time, load average, git commit, the
+    package versions that differ from the earlier run's) under ``updates``, so that the
+    report says which figures come from which run (an earlier update is dropped once all
+    its suites are measured again).
 
     Raises:
         ValueError: The two runs used different profiles (full and quick do not mix).
@@ -50,6 +52,11 @@ def merge(earlier: dict[str, Any], later: dict[str, Any], suites: set[str]) -> d
             "git_commit": later["machine"]["git_commit"],
             "load_average_at_start": later["machine"]["load_average_at_start"],
             "load_average_at_end": later["machine"].get("load_average_at_end"),
+            "packages": {
+                name: version
+                for name, version in later["machine"].get("packages", {}).items()
+                if earlier["machine"].get("packages", {}).get(name) != version
+            },
         }
     )
     return merged

@@ -1,8 +1,8 @@
-"""Statistics of the harness: spreads, paired ratios, fitted slopes."""
+"""Statistics of the wrk rounds: spreads and paired ratios."""
 
 import pytest
 
-from benchmarks.stats import Spread, fit_line, paired_ratios
+from benchmarks.stats import Spread, paired_ratios
 
 
 def test_spread_is_median_min_max_and_count() -> None:
@@ -24,14 +24,3 @@ def test_paired_ratios_use_only_rounds_both_measured_and_nonzero() -> None:
     ratios = paired_ratios({0: 10.0, 1: 30.0, 2: 5.0}, {0: 5.0, 2: 0.0, 3: 1.0})
     assert ratios == Spread(2.0, 2.0, 2.0, 1)
     assert paired_ratios({0: 1.0}, {1: 1.0}) is None
-
-
-def test_fit_line_recovers_slope_and_intercept() -> None:
-    line = fit_line([32, 1024, 65536], [0.5 + 2e-6 * n for n in (32, 1024, 65536)])
-    assert line.slope == pytest.approx(2e-6)
-    assert line.intercept == pytest.approx(0.5)
-
-
-def test_fit_line_needs_two_points() -> None:
-    with pytest.raises(ValueError, match="at least two"):
-        fit_line([1.0], [1.0])

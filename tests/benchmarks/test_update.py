@@ -7,12 +7,18 @@ import pytest
 from benchmarks.update import latest_run, merge, notes_are_current
 
 
-def run(started_at: str, marker: str, profile: str = "full") -> dict[str, Any]:
+def run(
+    started_at: str, marker: str, profile: str = "full", pyperf: str = "2.11"
+) -> dict[str, Any]:
     return {
         "profile": profile,
         "command": f"python -m benchmarks ({marker})",
         "started_at": started_at,
-        "machine": {"git_commit": marker, "load_average_at_start": [0.1, 0.1, 0.1]},
+        "machine": {
+            "git_commit": marker,
+            "load_average_at_start": [0.1, 0.1, 0.1],
+            "packages": {"fastapi": "1", "pyperf": pyperf},
+        },
         "elapsed_s": 1.0,
         "suites": {"serialization": {"mark": marker}, "keepalive": {"mark": marker}},
         "inprocess": [{"mark": marker}],
@@ -22,7 +28,8 @@ def run(started_at: str, marker: str, profile: str = "full") -> dict[str, Any]:
 
 def test_only_the_suites_run_again_are_replaced_and_the_update_is_recorded() -> None:
     earlier = run("2026-01-01 10:00 UTC", "first")
-    merged = merge(earlier, run("2026-01-01 11:00 UTC", "second"), {"keepalive", "connections"})
+    later = run("2026-01-01 11:00 UTC", "second", pyperf="2.12")
+    merged = merge(earlier, later, {"keepalive", "connections"})
     assert merged["suites"]["serialization"] == {"mark": "first"}
     assert merged["inprocess"] == [{"mark": "first"}]
     assert merged["suites"]["keepalive"] == {"mark": "second"}
@@ -31,6 +38,7 @@ def test_only_the_suites_run_again_are_replaced_and_the_update_is_recorded() -> 
     (update,) = merged["updates"]
     assert update["suites"] == ["connections", "keepalive"]
     assert update["git_commit"] == "second"
+    assert update["packages"] == {"pyperf": "2.12"}  # only what differs from the earlier run
     assert earlier["suites"]["keepalive"] == {"mark": "first"}  # the input is not changed
 
 
