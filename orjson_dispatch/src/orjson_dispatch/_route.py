@@ -23,9 +23,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._dispatch import dispatched
-from orjson_dispatch._options import Options, check_options
+from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, rendering, renders_json
-from orjson_dispatch._responder import response_class_in_force, route_encoder
+from orjson_dispatch._responder import field_encoder, response_class_in_force, route_encoder
 from orjson_dispatch._streams import EventStream, event_bodies, json_line_bodies
 
 __all__ = ["DispatchRoute"]
@@ -81,7 +81,7 @@ class DispatchRoute(APIRoute):
             serialization = _DEFAULTS.serialization(route if field is not None else None)
             rendered = rendering(response_class)
             substitutes = {
-                "response_field": _ResponseField(field, route_encoder(field, serialization)),
+                "response_field": _ResponseField(field, serialization),
                 "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
             }
         with _substituted(route, substitutes):
@@ -114,13 +114,15 @@ def _stream_substitutes(route: Any) -> dict[str, Any]:
     if response_name is None:  # inject the Response whose status and headers FastAPI applies
         response_name = dependant.response_param_name = _RESPONSE_PARAMETER
     keep_response = response_name != _RESPONSE_PARAMETER
-    encode = route_encoder(item_field, serialization)
-    validate = _item_validator(item_field)
+    item = _ResponseField(item_field, serialization)
     status_code = route.status_code
     sse = bool(route.is_sse_stream)
 
-    def encode_item(item: Any) -> bytes:
-        return encode(validate(item, call))
+    def encode_item(value: Any) -> bytes:
+        validated, errors = item.validate(value, {}, loc=("response",))
+        if errors:
+            raise _fastapi.response_validation_error(errors, value, call)
+        return item.serialize_json(validated)
 
     async def call(**values: Any) -> Response:
         sub_response = values[response_name] if keep_response else values.pop(response_name)
@@ -159,20 +161,6 @@ def _stream_substitutes(route: Any) -> dict[str, Any]:
     }
 
 
-def _item_validator(field: Any) -> Callable[[Any, Any], Any]:
-    """Return `validate(item, call)`: the item validated against the stream's item type."""
-
-    def validate(item: Any, call: Any) -> Any:
-        if field is None:
-            return item
-        value, errors = field.validate(item, {}, loc=("response",))
-        if errors:
-            raise _fastapi.response_validation_error(errors, item, call)
-        return value
-
-    return validate
-
-
 def _streams(route: Any) -> bool:
     # FastAPI 0.134 streams generator endpoints as JSON Lines, 0.135 as Server-Sent Events.
     return bool(getattr(route, "is_json_stream", False) or getattr(route, "is_sse_stream", False))
@@ -206,17 +194,26 @@ class _ResponseField:
     (FastAPI 0.130 and later, default response class) or `serialize` (a response class of the
     route's own, or FastAPI before 0.130), whose result the route's response class renders:
     here an `Encoded` body that `rendering(cls)` passes through. Validation stays the original
-    field's; without a declared type (FastAPI's untyped path), values are taken as they are.
+    field's (an instance of exactly the declared model class, which validation would return
+    unchanged, is taken as it is); without a declared type (FastAPI's untyped path), values are
+    taken as they are.
     """
 
-    __slots__ = ("_encode", "_field")
+    __slots__ = ("_encode", "_exact_class", "_field")
 
-    def __init__(self, field: Any, encode: Callable[[Any], bytes]) -> None:
+    def __init__(self, field: Any, serialization: Serialization) -> None:
         self._field = field
-        self._encode = encode
+        self._encode: Callable[[Any], bytes]
+        if field is None:
+            self._exact_class: Any = None
+            self._encode = route_encoder(None, serialization)
+        else:
+            encoder = field_encoder(field, serialization)
+            self._exact_class = encoder.exact_class
+            self._encode = encoder.serialize
 
     def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
-        if self._field is None:
+        if self._field is None or type(value) is self._exact_class:
             return value, None
         return self._field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
 

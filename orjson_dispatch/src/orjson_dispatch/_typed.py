@@ -40,7 +40,7 @@ class TypedEncoder:
             pydantic serializes every value itself.
     """
 
-    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "_skip", "validate")
+    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "exact_class", "validate")
 
     def __init__(
         self,
@@ -64,13 +64,13 @@ class TypedEncoder:
             except NotPlainError:
                 self._fast = False
         # Validating an exact instance returns it unchanged unless the class revalidates.
-        self._skip: type[BaseModel] | None = None
+        self.exact_class: type[BaseModel] | None = None
         if (
             isinstance(annotation, type)
             and issubclass(annotation, BaseModel)
             and annotation.model_config.get("revalidate_instances", "never") != "always"
         ):
-            self._skip = annotation
+            self.exact_class = annotation
 
     def encode(self, value: Any) -> bytes:
         """Validate `value` if needed and return its JSON.
@@ -83,7 +83,7 @@ class TypedEncoder:
 
     def validated(self, value: Any) -> Any:
         """Return `value` validated against the declared type (unchanged for an exact instance)."""
-        if self._skip is not None and type(value) is self._skip:
+        if type(value) is self.exact_class:
             return value
         return self.validate(value)
 

@@ -123,35 +123,19 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
         raise TypeError(msg) from None
     try:
         return orjson.dumps(converted, default=default, option=option)
-    except orjson.JSONEncodeError:
-        if _nesting_depth_over(converted, _ORJSON_DEPTH):
-            # Deeper than orjson's limit (254) but not than Python's: FastAPI answers it.
+    except orjson.JSONEncodeError as error:
+        # orjson refuses nesting deeper than 254 levels and strings with lone surrogates, which
+        # the standard library writes (FastAPI's streams write such strings, escaped).
+        try:
             return _json_dumps(converted, serialization.option)
-        raise
-
-
-# orjson refuses to nest deeper than this: https://github.com/ijl/orjson#serialize
-_ORJSON_DEPTH = 254
-
-
-def _nesting_depth_over(value: Any, limit: int) -> bool:
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-    return False
+        except (TypeError, ValueError, RecursionError):
+            raise error from None
 
 
 def _json_dumps(converted: Any, option: int) -> bytes:
-    """Encode what `to_jsonable` returned with the standard library, which nests deeper."""
+    """Encode what `to_jsonable` returned with the standard library (ASCII, escaped)."""
     text = json.dumps(
         _for_json(converted),
-        ensure_ascii=False,
         allow_nan=False,
         separators=(",", ":"),
         indent=2 if option & orjson.OPT_INDENT_2 else None,
