@@ -9,7 +9,8 @@ answer, for an equivalent value FastAPI can encode:
   (``dataclasses_as_dicts``);
 * non-finite floats in the untyped path: ``null``, pydantic's and FastAPI's own rule elsewhere
   (``nonfinite_to_null``); as dict keys, ``NaN``/``Infinity``/``-Infinity``, as FastAPI's own
-  streams write them (``json.dumps``).
+  streams write them (``json.dumps``);
+* strings holding lone surrogates (not UTF-8): escaped, as FastAPI's streams write them.
 """
 
 from __future__ import annotations
@@ -129,12 +130,12 @@ def deliberate_untyped_body(value: Any, **options: Any) -> bytes | None:
     """
     try:
         plain = dataclasses_as_dicts(denumpy(value))
-        # Non-finite keys are written as FastAPI's streams write them (json.dumps's spelling).
-        text = json.dumps(
-            nonfinite_to_null(jsonable_encoder(plain, **options)),
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
-        return text.encode()
+        # Non-finite keys, and strings with lone surrogates (escaped), are written as FastAPI's
+        # streams write them (json.dumps).
+        converted = nonfinite_to_null(jsonable_encoder(plain, **options))
+        try:
+            return json.dumps(converted, ensure_ascii=False, separators=(",", ":")).encode()
+        except UnicodeEncodeError:
+            return json.dumps(converted, separators=(",", ":")).encode()
     except Exception:  # any failure: FastAPI has no answer either
         return None

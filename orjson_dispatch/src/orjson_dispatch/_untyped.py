@@ -145,11 +145,11 @@ def _json_dumps(converted: Any, option: int) -> bytes:
 
 
 def _for_json(value: Any) -> Any:
-    """Write in place what orjson would: big integers whole, NaN and infinities as null."""
+    """Write in place what orjson would: fragments as their JSON, NaN and infinities as null."""
 
     def plain(item: Any) -> Any:
-        if isinstance(item, orjson.Fragment):
-            return int(item.contents)
+        if isinstance(item, orjson.Fragment):  # a big integer or a numpy value, encoded
+            return json.loads(orjson.dumps(item))
         if isinstance(item, float) and not math.isfinite(item):
             return None
         return item
