@@ -21,8 +21,7 @@ def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.delenv(variable, raising=False)
     for cls in (_protocol.Protocol, _protocol.H11Protocol):
         monkeypatch.setattr(cls, "keepalive", None)
-        monkeypatch.setattr(cls, "_keepalive_steps", None)
-    monkeypatch.setattr(_protocol, "_environment_failed", False)
+        monkeypatch.setattr(cls, "_keepalive_plan", None)
     for name in ("Protocol", "H11Protocol"):
         # The package caches them once looked up; the lookup is the startup hook.
         monkeypatch.delitem(vars(uvicorn_keepalive), name, raising=False)
@@ -34,6 +33,6 @@ def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _clear_caches() -> None:
-    _socket.plan.cache_clear()
+    _socket.plan_for.cache_clear()
     _protocol.configured_class.cache_clear()
     _log._warned.clear()

@@ -37,13 +37,13 @@ LOOPS = ["asyncio", pytest.param("uvloop", id="uvloop")]
 def count_applications(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count the calls that apply keepalive to a socket (the real routine still runs)."""
     calls: list[int] = []
-    real_configure = _socket.configure_connection
+    real_apply = _socket.apply
 
-    def counting_configure(sock: Any, steps: Any) -> None:
+    def counting_apply(sock: Any, plan: _socket.Plan) -> dict[str, int]:
         calls.append(sock.fileno())
-        real_configure(sock, steps)
+        return real_apply(sock, plan)
 
-    monkeypatch.setattr(_socket, "configure_connection", counting_configure)
+    monkeypatch.setattr(_socket, "apply", counting_apply)
     return calls
 
 
@@ -235,21 +235,18 @@ def test_a_transport_without_a_socket_is_skipped_silently(
 
 
 class BrokenSocket:
-    """A socket object whose setsockopt fails in a way no kernel does."""
+    """A socket object that fails in a way no socket does."""
 
     family = socket.AF_INET
 
     def fileno(self) -> int:
-        return 99
+        raise RuntimeError("not a socket after all")
 
     def getsockname(self) -> tuple[str, int]:
         return ("127.0.0.1", 8000)
 
     def getpeername(self) -> tuple[str, int]:
         return ("127.0.0.1", 50000)
-
-    def setsockopt(self, *args: object) -> None:
-        raise RuntimeError("not a socket after all")
 
 
 def test_an_unexpected_error_is_logged_and_the_connection_proceeds(
@@ -261,36 +258,3 @@ def test_an_unexpected_error_is_logged_and_the_connection_proceeds(
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert "unexpected failure" in record.getMessage()
-
-
-def test_the_private_class_reads_the_environment_at_the_first_connection(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Without the package's startup hook (an import path into the private module),
-    # the settings are still read from the environment, once.
-    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "27")
-    with running_server(http="uvicorn_keepalive._protocol:Protocol") as running:
-        client, _ = get(running.port)
-        with client:
-            assert keepalive_options(running.server_side_socket(client)) == expected(27, 10, 3)
-
-
-def test_the_private_class_with_a_bad_variable_serves_without_keepalive(
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-    count_applications: list[int],
-) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_COUNT", "0")
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
-    with running_server(http="uvicorn_keepalive._protocol:Protocol") as running:
-        for _ in range(3):
-            client, response = get(running.port)
-            client.close()
-            assert response.startswith(b"HTTP/1.1 200 OK")
-    assert count_applications == []
-    [record] = caplog.records  # once per process, not per connection
-    assert record.levelno == logging.ERROR
-    assert record.getMessage() == (
-        "UVICORN_KEEPALIVE_COUNT='0' is invalid: count must be from 1 to 127 probes, got 0; "
-        "TCP keepalive stays off in this process"
-    )
