@@ -9,14 +9,14 @@ import pytest
 from uvicorn_keepalive._settings import ENVIRONMENT_VARIABLES
 
 import uvicorn_keepalive
-from uvicorn_keepalive import _log, _protocol, _socket
+from uvicorn_keepalive import _listener, _log, _protocol, _socket
 
 LOGGER = "uvicorn.error.keepalive"
 
 
 @pytest.fixture(autouse=True)
 def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Forget what this process cached: plans, warnings, classes, environment settings."""
+    """Forget what this process cached: plans, warnings, classes, settings, listeners."""
     for variable in ENVIRONMENT_VARIABLES.values():
         monkeypatch.delenv(variable, raising=False)
     for cls in (_protocol.Protocol, _protocol.H11Protocol):
@@ -36,3 +36,5 @@ def _clear_caches() -> None:
     _socket.plan_for.cache_clear()
     _protocol.configured_class.cache_clear()
     _log._warned.clear()
+    _protocol._announced.clear()
+    _listener._servers.clear()

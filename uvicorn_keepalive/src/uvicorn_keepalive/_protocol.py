@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import copyreg
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, cast, overload
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from uvicorn_keepalive import _socket
+from uvicorn_keepalive import _listener, _socket
 from uvicorn_keepalive._log import logger
 from uvicorn_keepalive._settings import KeepaliveSettings
 
@@ -38,6 +39,7 @@ class _Keepalive(asyncio.Protocol, metaclass=_KeepaliveProtocolType):
     #: reads them from the ``UVICORN_KEEPALIVE_*`` environment variables.
     keepalive: ClassVar[KeepaliveSettings | None] = None
     _keepalive_plan: ClassVar[_socket.Plan | None] = None
+    server_state: Any  # uvicorn's ServerState, one per uvicorn.Server
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Apply keepalive to the transport's TCP socket, then let uvicorn proceed."""
@@ -45,13 +47,11 @@ class _Keepalive(asyncio.Protocol, metaclass=_KeepaliveProtocolType):
         sock = transport.get_extra_info("socket")
         # A TCP socket's address is a (host, port, ...) tuple, a Unix socket's a path.
         # The transport has it at hand; sock.family would build an enum member.
-        if (
-            plan is not None
-            and sock is not None
-            and isinstance(transport.get_extra_info("sockname"), tuple)
-        ):
+        address = transport.get_extra_info("sockname")
+        if plan is not None and sock is not None and isinstance(address, tuple):
             try:
-                _socket.apply(sock, plan)
+                if _listener.keep_alive(self.server_state, address[1], sock, plan):
+                    announce(self.keepalive)  # logging was not set up yet at startup
             except Exception:  # never let keepalive break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
         super().connection_made(transport)
@@ -85,6 +85,30 @@ for _cls in _PUBLIC.values():
     _cls.__module__ = "uvicorn_keepalive"
 
 
+_announced: set[KeepaliveSettings] = set()
+
+
+def announce(settings: KeepaliveSettings | None) -> None:
+    """Log the settings in force at INFO, once per process and settings.
+
+    Only when INFO records of the logger are shown: a class made before uvicorn sets
+    up logging (``uvicorn.run(app, http=...)``) says it at its first connection.
+    """
+    if settings is None or settings in _announced or not logger.isEnabledFor(logging.INFO):
+        return
+    _announced.add(settings)
+    user_timeout = (
+        "" if settings.user_timeout is None else f", user timeout {settings.user_timeout} ms"
+    )
+    logger.info(
+        "TCP keepalive: idle %d s, interval %d s, %d probes%s",
+        settings.idle,
+        settings.interval,
+        settings.count,
+        user_timeout,
+    )
+
+
 def environment_class(name: str) -> type[_Keepalive]:
     """Return the public class ``name`` with its settings read from the environment.
 
@@ -103,6 +127,7 @@ def environment_class(name: str) -> type[_Keepalive]:
         for cls in _PUBLIC.values():
             cls.keepalive = settings
             cls._keepalive_plan = _socket.plan_for(settings)
+        announce(settings)
     return _PUBLIC[name]
 
 
@@ -189,6 +214,7 @@ def protocol(
     given = {"idle": idle, "interval": interval, "count": count, "user_timeout": user_timeout}
     explicit = {name: value for name, value in given.items() if value is not None}
     settings = KeepaliveSettings.from_environment(**explicit)
+    announce(settings)
     return configured_class(http, settings)  # type: ignore[return-value]
 
 
