@@ -261,3 +261,18 @@ def test_an_unexpected_error_is_logged_and_the_connection_proceeds(
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert "unexpected failure" in record.getMessage()
+
+
+def test_a_class_made_before_logging_shows_info_says_its_settings_at_its_first_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cls = protocol(idle=26, interval=4)  # as uvicorn.run(app, http=protocol(...)) does
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    assert caplog.records == []
+    with running_server(http=cls) as running:
+        for _ in range(2):
+            client, _ = get(running.port)
+            client.close()
+    assert [r.getMessage() for r in caplog.records] == [
+        "TCP keepalive: idle 26 s, interval 4 s, 3 probes"
+    ]
