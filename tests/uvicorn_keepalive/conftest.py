@@ -36,5 +36,5 @@ def _clear_caches() -> None:
     _socket.plan_for.cache_clear()
     _protocol.configured_class.cache_clear()
     _log._warned.clear()
-    _protocol._announced.clear()
+    _log._announced.clear()
     _listener._servers.clear()

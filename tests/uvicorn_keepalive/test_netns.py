@@ -1,4 +1,4 @@
-"""Issue 2, tests 6 and 7: end to end through an idle-dropping router, in network namespaces.
+"""End to end through an idle-dropping router, in network namespaces.
 
 The lab (tests/uvicorn_keepalive/netns.py) joins a client, a router and a server namespace; the
 router forwards only new SYNs and flows conntrack holds as ESTABLISHED, and forgets a flow idle
@@ -220,7 +220,7 @@ def processes(lab: Lab, tmp_path: Path) -> Iterator[Processes]:
 def test_late_reply_is_lost_with_stock_uvicorn_and_delivered_with_keepalive(
     processes: Processes,
 ) -> None:
-    """Issue 2, test 6: a reply sent after the router forgot the idle flow never arrives.
+    """A reply sent after the router forgot the idle flow never arrives.
 
     Keepalive probes every second keep the router's conntrack entry alive, so the same late
     reply reaches the client.
@@ -260,7 +260,7 @@ def test_late_reply_is_lost_with_stock_uvicorn_and_delivered_with_keepalive(
 def test_dead_peer_is_reported_as_http_disconnect_only_with_keepalive(
     lab: Lab, processes: Processes
 ) -> None:
-    """Issue 2, test 7: a client that vanishes mid-request is noticed only with keepalive.
+    """A client that vanishes mid-request is noticed only with keepalive.
 
     The client namespace starts dropping every packet once the app holds the request; the app
     then waits on ``receive()``. With keepalive, the unanswered probes end the connection with

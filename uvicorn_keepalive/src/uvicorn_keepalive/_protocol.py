@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import copyreg
 import functools
-import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, cast, overload
 
@@ -13,7 +12,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from uvicorn_keepalive import _listener, _socket
-from uvicorn_keepalive._log import logger
+from uvicorn_keepalive._log import announce, logger
 from uvicorn_keepalive._settings import KeepaliveSettings
 
 # The exit status of a server that failed to start: uvicorn's STARTUP_FAILURE (in
@@ -85,30 +84,6 @@ for _cls in _PUBLIC.values():
     _cls.__module__ = "uvicorn_keepalive"
 
 
-_announced: set[KeepaliveSettings] = set()
-
-
-def announce(settings: KeepaliveSettings | None) -> None:
-    """Log the settings in force at INFO, once per process and settings.
-
-    Only when INFO records of the logger are shown: a class made before uvicorn sets
-    up logging (``uvicorn.run(app, http=...)``) says it at its first connection.
-    """
-    if settings is None or settings in _announced or not logger.isEnabledFor(logging.INFO):
-        return
-    _announced.add(settings)
-    user_timeout = (
-        "" if settings.user_timeout is None else f", user timeout {settings.user_timeout} ms"
-    )
-    logger.info(
-        "TCP keepalive: idle %d s, interval %d s, %d probes%s",
-        settings.idle,
-        settings.interval,
-        settings.count,
-        user_timeout,
-    )
-
-
 def environment_class(name: str) -> type[_Keepalive]:
     """Return the public class ``name`` with its settings read from the environment.
 
@@ -135,9 +110,7 @@ def environment_class(name: str) -> type[_Keepalive]:
 def configured_class(http: str, settings: KeepaliveSettings) -> type[_Keepalive]:
     """The subclass of the ``http`` protocol that applies ``settings``; one per process."""
     base = _BASES[http]
-    fields = f"idle={settings.idle}, interval={settings.interval}, count={settings.count}"
-    if settings.user_timeout is not None:
-        fields += f", user_timeout={settings.user_timeout}"
+    fields = ", ".join(f"{k}={v}" for k, v in vars(settings).items() if v is not None)
     namespace: dict[str, Any] = {
         "__module__": "uvicorn_keepalive",
         "__qualname__": f"{base.__name__}({fields})",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from uvicorn_keepalive import H11Protocol, Protocol
-from uvicorn_keepalive._protocol import announce
+from uvicorn_keepalive._log import announce
 
 try:
     from uvicorn_worker import UvicornWorker as _UvicornWorker
