@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from typing import Any
 
@@ -110,3 +111,24 @@ def test_without_inheritance_each_connection_is_set(
         assert applied_to == [sock.fileno() for sock in accepted]
         for client in clients:
             client.close()
+
+
+def test_a_default_timeout_leaves_the_other_sockets_of_the_process_blocking(
+    applied_to: list[int],
+) -> None:
+    # socket.socket(fileno=...) would make each socket it wraps non-blocking.
+    left, right = socket.socketpair()
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(30)
+    try:
+        with left, right, running_server(http=protocol(17, 3, 9, user_timeout=200_000)) as running:
+            clients = [get(running.port)[0] for _ in range(2)]
+            for client in clients:
+                with client:
+                    accepted = running.server_side_socket(client)
+                    assert keepalive_options(accepted) == EXPECTED
+                    assert accepted.fileno() in applied_to  # set on its own
+            assert os.get_blocking(left.fileno())
+            assert os.get_blocking(right.fileno())
+    finally:
+        socket.setdefaulttimeout(previous)

@@ -44,14 +44,13 @@ def keep_alive(server: object, port: int, sock: SocketLike, plan: Plan) -> bool:
     Returns:
         Whether this is the first connection of ``server`` on ``port`` with ``plan``.
     """
-    listeners = _servers.get(server)
-    listener = listeners.get(port) if listeners is not None else None
-    if listener is not None and listener.inherited and listener.plan == plan:
-        return False
+    listener = _servers.get(server, {}).get(port)
     first = listener is None or listener.plan != plan
     if listener is None or first:
         listener = _Listener(plan, _configure_listeners(port, plan))
         _servers.setdefault(server, {})[port] = listener
+    elif listener.inherited:
+        return False
     if listener.configured and _carries(sock, plan):
         # The accept queue is first in, first out (inet_csk_reqsk_queue_add appends,
         # inet_csk_accept takes the head): every later connection was created from
@@ -68,9 +67,11 @@ def _configure_listeners(port: int, plan: Plan) -> bool:
     Returns:
         Whether at least one was found and each took every option.
     """
-    if not INHERITS:
+    # With a default timeout set, socket.socket(fileno=...) would make each socket
+    # of the process it looks at non-blocking.
+    if not INHERITS or socket.getdefaulttimeout() is not None:
         return False
-    configured = False
+    listeners = []
     for name in os.listdir("/proc/self/fd"):
         try:
             if not os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
@@ -85,14 +86,12 @@ def _configure_listeners(port: int, plan: Plan) -> bool:
                 and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
                 and sock.getsockname()[1] == port
             ):
-                if len(apply(sock, plan)) < len(plan.options):
-                    return False
-                configured = True
+                listeners.append(len(apply(sock, plan)) == len(plan.options))
         except OSError:
-            return False
+            continue
         finally:
             sock.detach()
-    return configured
+    return bool(listeners) and all(listeners)
 
 
 def _carries(sock: SocketLike, plan: Plan) -> bool:
