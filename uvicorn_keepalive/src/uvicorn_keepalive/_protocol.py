@@ -22,11 +22,9 @@ STARTUP_FAILURE = 3
 
 
 class _KeepaliveProtocolType(type):
-    """Metaclass of the keepalive protocols.
+    """The metaclass by which ``copyreg`` pickles the classes ``protocol()`` makes.
 
-    It exists so that ``copyreg`` can pickle the classes: a class made by
-    ``protocol()`` has no importable name, and uvicorn pickles its ``Config``,
-    ``http`` included, into every worker it spawns.
+    They have no importable name, and uvicorn pickles its ``Config`` into each worker.
     """
 
 

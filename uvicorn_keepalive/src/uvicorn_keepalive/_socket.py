@@ -20,11 +20,7 @@ from uvicorn_keepalive._settings import (
 
 
 class SocketLike(Protocol):
-    """What keepalive needs of a socket.
-
-    ``socket.socket``, asyncio's ``TransportSocket`` and uvloop's ``PseudoSocket``
-    (what ``transport.get_extra_info("socket")`` returns) all qualify.
-    """
+    """A ``socket.socket``, asyncio's ``TransportSocket`` or uvloop's ``PseudoSocket``."""
 
     @property
     def family(self) -> int:
@@ -93,23 +89,17 @@ _INET_FAMILIES = frozenset({socket.AF_INET, socket.AF_INET6})
 
 
 def is_tcp(sock: SocketLike) -> bool:
-    """Whether ``sock`` is an AF_INET or AF_INET6 socket.
+    """Whether ``sock`` is AF_INET or AF_INET6, by its family (``proto`` may be 0).
 
-    Decided by the address family, not by ``proto`` (uvicorn's listener for
-    ``--workers`` has ``proto=0``). A socket object that claims AF_UNIX is checked
-    against its real address: uvicorn wraps an ``--fd`` listener with
-    ``socket.fromfd(fd, AF_UNIX, ...)`` whatever the descriptor really is, and the
-    sockets it accepts inherit that label.
+    uvicorn wraps an ``--fd`` listener as AF_UNIX whatever it is, and its accepted
+    sockets carry that label: such a socket is judged by its address instead, a
+    ``(host, port, ...)`` tuple for TCP, a path for a Unix socket.
     """
     family = sock.family
     if family in _INET_FAMILIES:
         return True
-    if family != getattr(socket, "AF_UNIX", None):
-        return False
-    # The kernel's address tells the truth: a (host, port, ...) tuple for TCP, a
-    # str or bytes path for a Unix socket.
     try:
-        return isinstance(sock.getsockname(), tuple)
+        return family == getattr(socket, "AF_UNIX", None) and isinstance(sock.getsockname(), tuple)
     except OSError:
         return False
 
