@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from tests.uvicorn_keepalive.servers import get
+from tests.uvicorn_keepalive.servers import get, wait_for
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -121,8 +121,16 @@ def _seconds(text: str) -> float:
     return sum(float(value) * units[unit] for value, unit in parts)
 
 
+def listening(port: int) -> bool:
+    """Whether a socket listens on ``port``: with workers, uvicorn binds in the parent and
+    each worker calls listen() after it logs "Started server process"."""
+    command = ["ss", "-tlnH", f"( sport = :{port} )"]
+    return bool(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+
 def assert_served_with_idle(port: int, idle: int, connections: int = 4) -> None:
     """Open connections, get a response on each, and read their keepalive timers."""
+    wait_for(lambda: listening(port))
     clients = [get(port)[0] for _ in range(connections)]
     try:
         timers = keepalive_timers(port)
