@@ -1,4 +1,4 @@
-"""End to end through an idle-dropping router, in network namespaces.
+"""End to end through an idle-dropping router, in network namespaces: late replies, dead peers.
 
 The lab (tests/uvicorn_keepalive/netns.py) joins a client, a router and a server namespace; the
 router forwards only new SYNs and flows conntrack holds as ESTABLISHED, and forgets a flow idle
