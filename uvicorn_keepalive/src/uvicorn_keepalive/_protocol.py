@@ -33,7 +33,8 @@ class _Keepalive(asyncio.Protocol, metaclass=_KeepaliveProtocolType):
 
     #: The settings applied to every accepted connection. ``None`` on the two public
     #: classes until they are looked up on the package (uvicorn's startup does), which
-    #: reads them from the ``UVICORN_KEEPALIVE_*`` environment variables.
+    #: reads them from the ``UVICORN_KEEPALIVE_*`` environment variables. A class
+    #: without settings applies nothing.
     keepalive: ClassVar[KeepaliveSettings | None] = None
     _keepalive_plan: ClassVar[_socket.Plan | None] = None
     server_state: Any  # uvicorn's ServerState, one per uvicorn.Server
@@ -48,7 +49,7 @@ class _Keepalive(asyncio.Protocol, metaclass=_KeepaliveProtocolType):
         if plan is not None and sock is not None and isinstance(address, tuple):
             try:
                 if _listener.keep_alive(self.server_state, address[1], sock, plan):
-                    announce(self.keepalive)  # logging was not set up yet at startup
+                    announce(self.keepalive)  # if logging did not show it at startup
             except Exception:  # never let keepalive break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
         super().connection_made(transport)
