@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from tests.uvicorn_keepalive.servers import get
+from tests.uvicorn_keepalive.servers import get, wait_for
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -121,8 +121,16 @@ def _seconds(text: str) -> float:
     return sum(float(value) * units[unit] for value, unit in parts)
 
 
+def listening(port: int) -> bool:
+    """Whether a socket listens on ``port``: with workers, uvicorn binds in the parent and
+    each worker calls listen() after it logs "Started server process"."""
+    command = ["ss", "-tlnH", f"( sport = :{port} )"]
+    return bool(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+
+
 def assert_served_with_idle(port: int, idle: int, connections: int = 4) -> None:
     """Open connections, get a response on each, and read their keepalive timers."""
+    wait_for(lambda: listening(port))
     clients = [get(port)[0] for _ in range(connections)]
     try:
         timers = keepalive_timers(port)
@@ -147,12 +155,36 @@ ENVIRONMENT = {
 }
 
 
+SAID = r"^INFO: +TCP keepalive: idle 41 s, interval 7 s, 4 probes$"
+
+
+def test_cli_says_keepalive_is_on_and_warns_about_an_unknown_variable(
+    servers: list[Server],
+) -> None:
+    server = Server(
+        uvicorn_cli("--http", "uvicorn_keepalive:Protocol", APP),  # the default log level
+        {**ENVIRONMENT, "UVICORN_KEEPALIVE_USER_TIMEOUT": "95000", "UVICORN_KEEPALIVE_IDEL": "30"},
+    )
+    servers.append(server)
+    port = int(server.wait_for(RUNNING)[1])
+    lines = [line.rstrip("\n") for line in server.lines]
+    assert lines[:2] == [
+        "WARNING:  UVICORN_KEEPALIVE_IDEL is not a uvicorn-keepalive setting and is ignored; the "
+        "settings are UVICORN_KEEPALIVE_IDLE, UVICORN_KEEPALIVE_INTERVAL, UVICORN_KEEPALIVE_COUNT, "
+        "UVICORN_KEEPALIVE_USER_TIMEOUT",
+        "INFO:     TCP keepalive: idle 41 s, interval 7 s, 4 probes, user timeout 95000 ms",
+    ]
+    assert_served_with_idle(port, idle=41)
+    assert sum("TCP keepalive" in line or "IDEL" in line for line in server.lines) == 2
+
+
 def test_cli_with_two_workers_and_the_environment(servers: list[Server]) -> None:
     argv = uvicorn_cli("--http", "uvicorn_keepalive:Protocol", "--workers", "2", "--lifespan=off")
     server = Server([*argv, APP], ENVIRONMENT)
     servers.append(server)
     port = int(server.wait_for(RUNNING)[1])
     server.wait_for(r"Started server process", count=2)
+    server.wait_for(SAID, count=2)  # once by each worker, at its start
     assert_served_with_idle(port, idle=41)
 
 
@@ -160,16 +192,20 @@ def test_cli_with_two_workers_and_the_environment(servers: list[Server]) -> None
 # (uvicorn PR 3001); before, it respawns the worker, which fails again, until stopped.
 SUPERVISOR_STOPS = Version(version("uvicorn")) >= Version("0.50")
 BAD_IDLE = "UVICORN_KEEPALIVE_IDLE='0' is invalid: idle must be from 1 to 32767 seconds, got 0"
+NOT_DIGITS = "UVICORN_KEEPALIVE_IDLE='1_0' is invalid: idle must be a decimal integer"
 
 
-def test_cli_bad_variable_stops_startup_naming_it(servers: list[Server]) -> None:
+@pytest.mark.parametrize(("idle", "message"), [("0", BAD_IDLE), ("1_0", NOT_DIGITS)])
+def test_cli_bad_variable_stops_startup_naming_it(
+    servers: list[Server], idle: str, message: str
+) -> None:
     server = Server(
         uvicorn_cli("--http", "uvicorn_keepalive:Protocol", APP),
-        {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "0"},
+        {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": idle},
     )
     servers.append(server)
     assert server.wait_exit() == 3  # uvicorn's STARTUP_FAILURE
-    assert BAD_IDLE in server.stderr
+    assert message in server.stderr
     assert "Application startup complete" not in server.stderr
     assert "Traceback" not in server.stderr
 
@@ -204,6 +240,8 @@ def test_uvicorn_run_pickles_protocol_into_two_workers(servers: list[Server], ht
     port = int(server.wait_for(RUNNING)[1])
     server.wait_for(r"Started server process", count=2)
     assert_served_with_idle(port, idle=43)
+    # Unpickled before the worker set up logging: said at the worker's first connection.
+    server.wait_for(r"^INFO: +TCP keepalive: idle 43 s, interval 6 s, 5 probes$")
 
 
 def test_uvicorn_run_pickles_the_public_class_into_two_workers(servers: list[Server]) -> None:
@@ -233,6 +271,7 @@ def test_gunicorn_worker(servers: list[Server], worker: str) -> None:
     servers.append(server)
     port = int(server.wait_for(r"Listening at: http://127\.0\.0\.1:(\d+)")[1])
     server.wait_for(r"Application startup complete|Started server process")
+    server.wait_for(r"\[INFO\] TCP keepalive: idle 44 s, interval 7 s, 4 probes$")
     assert_served_with_idle(port, idle=44)
 
 

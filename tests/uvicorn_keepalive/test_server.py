@@ -27,23 +27,23 @@ from tests.uvicorn_keepalive.servers import (
     running_server,
     wait_for,
 )
-from uvicorn_keepalive import _socket, protocol
+from uvicorn_keepalive import _listener, _socket, protocol
 
 LOGGER = "uvicorn.error.keepalive"
 LOOPS = ["asyncio", pytest.param("uvloop", id="uvloop")]
 
 
 @pytest.fixture
-def count_applications(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count the calls that apply keepalive to a socket (the real routine still runs)."""
+def count_connections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the socket of each call that keeps a connection alive (the real one still runs)."""
     calls: list[int] = []
-    real_configure = _socket.configure_connection
+    real_keep_alive = _listener.keep_alive
 
-    def counting_configure(sock: Any, steps: Any) -> None:
+    def counting_keep_alive(server: object, port: int, sock: Any, plan: _socket.Plan) -> bool:
         calls.append(sock.fileno())
-        real_configure(sock, steps)
+        return real_keep_alive(server, port, sock, plan)
 
-    monkeypatch.setattr(_socket, "configure_connection", counting_configure)
+    monkeypatch.setattr(_listener, "keep_alive", counting_keep_alive)
     return calls
 
 
@@ -87,17 +87,17 @@ def test_defaults_without_environment() -> None:
             assert keepalive_options(running.server_side_socket(client)) == expected(60, 10, 3)
 
 
-def test_applied_once_per_connection_not_per_request(count_applications: list[int]) -> None:
+def test_applied_once_per_connection_not_per_request(count_connections: list[int]) -> None:
     with running_server(http=protocol(idle=20)) as running:
         client, _ = get(running.port)
         with client:
             for _ in range(4):  # HTTP keep-alive: more requests on the same connection
                 client.sendall(REQUEST)
                 assert read_response(client).startswith(b"HTTP/1.1 200 OK")
-            assert len(count_applications) == 1
+            assert len(count_connections) == 1
             second, _ = get(running.port)
             second.close()
-    assert len(count_applications) == 2
+    assert len(count_connections) == 2
 
 
 def test_tls(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_inherited_file_descriptor(loop: str) -> None:
                 assert keepalive_options(accepted) == expected(29, 2, 3)
 
 
-def test_unix_socket_is_served_and_untouched(tmp_path: Path, count_applications: list[int]) -> None:
+def test_unix_socket_is_served_and_untouched(tmp_path: Path, count_connections: list[int]) -> None:
     path = str(tmp_path / "uvicorn.sock")
     with (
         running_server(http=protocol(idle=5), uds=path) as running,
@@ -149,7 +149,7 @@ def test_unix_socket_is_served_and_untouched(tmp_path: Path, count_applications:
         [connection] = running.server.server_state.connections
         accepted = connection.transport.get_extra_info("socket")
         assert accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
-    assert count_applications == []  # skipped before any setsockopt
+    assert count_connections == []  # skipped before any setsockopt
 
 
 def test_a_failing_setsockopt_still_serves_the_request(
@@ -165,14 +165,15 @@ def test_a_failing_setsockopt_still_serves_the_request(
             options = keepalive_options(running.server_side_socket(client))
     assert options["TCP_KEEPIDLE"] == 19
     assert options["TCP_KEEPCNT"] != 4
+    # Refused on the listening socket, then on the connection, which is set on its own.
     refusals = [r for r in caplog.records if "refused" in r.getMessage()]
-    assert [r.levelno for r in refusals] == [logging.DEBUG]
-    assert f"[Errno {errno.ENOPROTOOPT}]" in refusals[0].getMessage()
+    assert [r.levelno for r in refusals] == [logging.DEBUG, logging.DEBUG]
+    assert all(f"[Errno {errno.ENOPROTOOPT}]" in r.getMessage() for r in refusals)
 
 
 @pytest.mark.parametrize("loop", LOOPS)
 def test_connections_reset_by_the_peer_leave_nothing_behind(
-    loop: str, count_applications: list[int]
+    loop: str, count_connections: list[int]
 ) -> None:
     connections = 150
     with running_server(http=protocol(idle=30), loop=loop) as running:
@@ -183,7 +184,7 @@ def test_connections_reset_by_the_peer_leave_nothing_behind(
             # SO_LINGER with a zero timeout: close() sends RST instead of FIN.
             client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             client.close()
-        wait_for(lambda: len(count_applications) == connections)
+        wait_for(lambda: len(count_connections) == connections)
         wait_for(lambda: not running.server.server_state.connections)
         # The server still works afterwards, with keepalive.
         client, response = get(running.port)
@@ -226,21 +227,22 @@ def connect(cls: type[Any], sock: Any) -> Any:
 
 
 def test_a_transport_without_a_socket_is_skipped_silently(
-    count_applications: list[int], caplog: pytest.LogCaptureFixture
+    count_connections: list[int], caplog: pytest.LogCaptureFixture
 ) -> None:
+    cls = protocol(idle=5)
     caplog.set_level(logging.DEBUG, logger=LOGGER)
-    connect(protocol(idle=5), None)
-    assert count_applications == []
+    connect(cls, None)
+    assert count_connections == []
     assert caplog.records == []
 
 
 class BrokenSocket:
-    """A socket object whose setsockopt fails in a way no kernel does."""
+    """A socket object that fails in a way no socket does."""
 
     family = socket.AF_INET
 
     def fileno(self) -> int:
-        return 99
+        raise RuntimeError("not a socket after all")
 
     def getsockname(self) -> tuple[str, int]:
         return ("127.0.0.1", 8000)
@@ -248,49 +250,29 @@ class BrokenSocket:
     def getpeername(self) -> tuple[str, int]:
         return ("127.0.0.1", 50000)
 
-    def setsockopt(self, *args: object) -> None:
-        raise RuntimeError("not a socket after all")
-
 
 def test_an_unexpected_error_is_logged_and_the_connection_proceeds(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    cls = protocol(idle=5)
     caplog.set_level(logging.DEBUG, logger=LOGGER)
-    connect(protocol(idle=5), BrokenSocket())
+    connect(cls, BrokenSocket())
     [record] = caplog.records
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert "unexpected failure" in record.getMessage()
 
 
-def test_the_private_class_reads_the_environment_at_the_first_connection(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Without the package's startup hook (an import path into the private module),
-    # the settings are still read from the environment, once.
-    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "27")
-    with running_server(http="uvicorn_keepalive._protocol:Protocol") as running:
-        client, _ = get(running.port)
-        with client:
-            assert keepalive_options(running.server_side_socket(client)) == expected(27, 10, 3)
-
-
-def test_the_private_class_with_a_bad_variable_serves_without_keepalive(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_class_made_before_logging_shows_info_says_its_settings_at_its_first_connection(
     caplog: pytest.LogCaptureFixture,
-    count_applications: list[int],
 ) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_COUNT", "0")
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
-    with running_server(http="uvicorn_keepalive._protocol:Protocol") as running:
-        for _ in range(3):
-            client, response = get(running.port)
+    cls = protocol(idle=26, interval=4)  # as uvicorn.run(app, http=protocol(...)) does
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    assert caplog.records == []
+    with running_server(http=cls) as running:
+        for _ in range(2):
+            client, _ = get(running.port)
             client.close()
-            assert response.startswith(b"HTTP/1.1 200 OK")
-    assert count_applications == []
-    [record] = caplog.records  # once per process, not per connection
-    assert record.levelno == logging.ERROR
-    assert record.getMessage() == (
-        "UVICORN_KEEPALIVE_COUNT='0' is invalid: count must be from 1 to 127 probes, got 0; "
-        "TCP keepalive stays off in this process"
-    )
+    assert [r.getMessage() for r in caplog.records] == [
+        "TCP keepalive: idle 26 s, interval 4 s, 3 probes"
+    ]

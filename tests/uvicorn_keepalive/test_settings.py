@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import re
 
 import pytest
 
@@ -78,12 +79,40 @@ def test_empty_variables_count_as_unset() -> None:
         ("UVICORN_KEEPALIVE_INTERVAL", "40000", "interval must be from 1 to 32767 seconds"),
         ("UVICORN_KEEPALIVE_COUNT", "ten", "count must be a decimal integer"),
         ("UVICORN_KEEPALIVE_COUNT", "3.0", "count must be a decimal integer"),
+        # int() takes each of these; a setting takes ASCII decimal digits only.
+        ("UVICORN_KEEPALIVE_IDLE", "1_0", r"idle must be a decimal integer \(ASCII digits 0-9\)$"),
+        ("UVICORN_KEEPALIVE_IDLE", "+5", "idle must be a decimal integer"),
+        ("UVICORN_KEEPALIVE_IDLE", "-5", "idle must be a decimal integer"),
+        ("UVICORN_KEEPALIVE_INTERVAL", "\u0663", "interval must be a decimal integer"),
+        ("UVICORN_KEEPALIVE_COUNT", "\uff17", "count must be a decimal integer"),
         ("UVICORN_KEEPALIVE_USER_TIMEOUT", "0", "user_timeout must be from 1 to"),
     ],
 )
 def test_a_bad_variable_is_named_with_its_value(variable: str, raw: str, message: str) -> None:
-    with pytest.raises(ValueError, match=rf"^{variable}='{raw}' is invalid: {message}"):
+    with pytest.raises(
+        ValueError, match=rf"^{variable}={re.escape(repr(raw))} is invalid: {message}"
+    ):
         KeepaliveSettings.from_environment({variable: raw})
+
+
+def test_blanks_around_the_digits_are_allowed() -> None:
+    environ = {"UVICORN_KEEPALIVE_IDLE": "\t30\n", "UVICORN_KEEPALIVE_COUNT": " 007 "}
+    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(idle=30, count=7)
+
+
+def test_an_unknown_variable_is_warned_about_once_naming_the_known_ones(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    environ = {"UVICORN_KEEPALIVE_IDEL": "30", "UVICORN_KEEPALIVE_COUNT": "4", "UVICORN_X": "1"}
+    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(count=4)
+    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(count=4)
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "UVICORN_KEEPALIVE_IDEL is not a uvicorn-keepalive setting and is ignored; the settings "
+        "are UVICORN_KEEPALIVE_IDLE, UVICORN_KEEPALIVE_INTERVAL, UVICORN_KEEPALIVE_COUNT, "
+        "UVICORN_KEEPALIVE_USER_TIMEOUT"
+    )
 
 
 def test_explicit_settings_win_over_the_environment() -> None:
@@ -120,11 +149,30 @@ def test_protocol_names_a_bad_variable_when_called(monkeypatch: pytest.MonkeyPat
 
 
 def test_the_public_classes_read_the_environment_when_looked_up(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "42")
-    assert uvicorn_keepalive.Protocol.keepalive == KeepaliveSettings(idle=42)
-    assert uvicorn_keepalive.H11Protocol.keepalive == KeepaliveSettings(idle=42)
+    monkeypatch.setenv("UVICORN_KEEPALIVE_USER_TIMEOUT", "300000")
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    settings = KeepaliveSettings(idle=42, user_timeout=300_000)
+    assert uvicorn_keepalive.Protocol.keepalive == settings
+    assert uvicorn_keepalive.H11Protocol.keepalive == settings
+    assert protocol().keepalive == settings
+    # The settings in force are said once per process.
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.INFO, "TCP keepalive: idle 42 s, interval 10 s, 3 probes, user timeout 300000 ms")
+    ]
+
+
+def test_the_settings_are_said_when_info_is_shown(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    protocol(idle=25)  # before logging shows INFO, as before uvicorn.run() sets it up
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    protocol(idle=25, count=4)
+    protocol(idle=25, count=4)
+    assert [r.getMessage() for r in caplog.records] == [
+        "TCP keepalive: idle 25 s, interval 10 s, 4 probes"
+    ]
 
 
 def test_a_bad_variable_stops_startup_with_status_3(

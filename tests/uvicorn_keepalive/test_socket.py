@@ -17,10 +17,8 @@ from tests.uvicorn_keepalive.servers import expected, keepalive_options
 from uvicorn_keepalive import set_keepalive
 
 LOGGER = "uvicorn.error.keepalive"
-# The real Linux numbers, kept before any test hides or fakes the constants.
+# The real Linux number, kept before any test hides or fakes the constant.
 TCP_KEEPIDLE = socket.TCP_KEEPIDLE
-TCP_KEEPINTVL = socket.TCP_KEEPINTVL
-TCP_KEEPCNT = socket.TCP_KEEPCNT
 # Option numbers the Linux kernel does not know: setsockopt answers ENOPROTOOPT.
 UNKNOWN_OPTION = 9999
 # The value of SIO_KEEPALIVE_VALS in Windows' mstcpip.h.
@@ -170,40 +168,20 @@ def test_windows_1709_uses_the_options_not_the_ioctl(
     assert windows.calls == []
 
 
-def test_old_windows_falls_back_to_the_ioctl_through_a_borrowed_socket(
-    monkeypatch: pytest.MonkeyPatch,
-    windows: FakeIoctl,
-    tcp_pair: tuple[socket.socket, socket.socket],
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    # Windows before 10 1709 has the constants in Python but refuses the options.
-    monkeypatch.setattr(socket, "TCP_KEEPIDLE", UNKNOWN_OPTION)
-    monkeypatch.setattr(socket, "TCP_KEEPINTVL", UNKNOWN_OPTION + 1)
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
-    _, server = tcp_pair
-    transport_like = TransportSocket(server)  # has no ioctl()
-    applied = set_keepalive(transport_like, idle=12, interval=3, count=4)
-    assert applied == {
-        "SO_KEEPALIVE": 1,
-        "SIO_KEEPALIVE_VALS.keepalivetime": 12_000,
-        "SIO_KEEPALIVE_VALS.keepaliveinterval": 3_000,
-        "TCP_KEEPCNT": 4,
-    }
-    assert windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 12_000, 3_000))]
-    # The borrowed socket object was detached: the descriptor is still open and live.
-    assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
-    assert server.send(b"x") == 1
-    assert caplog.records == []
+@pytest.fixture
+def old_windows(monkeypatch: pytest.MonkeyPatch, windows: FakeIoctl) -> FakeIoctl:
+    """Windows before 10 1709: its Python build removes TCP_KEEPIDLE and TCP_KEEPINTVL."""
+    monkeypatch.delattr(socket, "TCP_KEEPIDLE")
+    monkeypatch.delattr(socket, "TCP_KEEPINTVL")
+    return windows
 
 
 def test_windows_without_the_constants_uses_the_ioctl(
     monkeypatch: pytest.MonkeyPatch,
-    windows: FakeIoctl,
+    old_windows: FakeIoctl,
     tcp_pair: tuple[socket.socket, socket.socket],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.delattr(socket, "TCP_KEEPIDLE")
-    monkeypatch.delattr(socket, "TCP_KEEPINTVL")
     monkeypatch.delattr(socket, "TCP_KEEPCNT")
     caplog.set_level(logging.WARNING, logger=LOGGER)
     _, server = tcp_pair
@@ -213,7 +191,7 @@ def test_windows_without_the_constants_uses_the_ioctl(
         "SIO_KEEPALIVE_VALS.keepalivetime": 30_000,
         "SIO_KEEPALIVE_VALS.keepaliveinterval": 5_000,
     }
-    assert windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 30_000, 5_000))]
+    assert old_windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 30_000, 5_000))]
     # Only the probe count is beyond the ioctl, and it is said so once.
     assert [record.getMessage() for record in caplog.records] == [
         f"TCP keepalive: TCP_KEEPCNT is not available on this platform ({sys.platform}); "
@@ -221,22 +199,40 @@ def test_windows_without_the_constants_uses_the_ioctl(
     ]
 
 
-def test_a_refused_ioctl_is_logged_at_debug(
-    monkeypatch: pytest.MonkeyPatch,
+def test_the_ioctl_on_a_transport_socket_goes_through_a_borrowed_socket(
+    old_windows: FakeIoctl,
     tcp_pair: tuple[socket.socket, socket.socket],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    ioctl = FakeIoctl(OSError(errno.EINVAL, "Invalid argument"))
-    monkeypatch.setattr(socket, "SIO_KEEPALIVE_VALS", SIO_KEEPALIVE_VALS, raising=False)
-    ioctl.install(monkeypatch)
-    monkeypatch.setattr(socket, "TCP_KEEPIDLE", UNKNOWN_OPTION)
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    _, server = tcp_pair
+    transport_like = TransportSocket(server)  # has no ioctl()
+    applied = set_keepalive(transport_like, idle=12, interval=3, count=4)
+    assert applied == {
+        "SO_KEEPALIVE": 1,
+        "TCP_KEEPCNT": 4,
+        "SIO_KEEPALIVE_VALS.keepalivetime": 12_000,
+        "SIO_KEEPALIVE_VALS.keepaliveinterval": 3_000,
+    }
+    assert old_windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 12_000, 3_000))]
+    # The borrowed socket object was detached: the descriptor is still open and live.
+    assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+    assert server.send(b"x") == 1
+    assert caplog.records == []
+
+
+def test_a_refused_ioctl_is_logged_at_debug(
+    monkeypatch: pytest.MonkeyPatch,
+    old_windows: FakeIoctl,
+    tcp_pair: tuple[socket.socket, socket.socket],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    old_windows.error = OSError(errno.EINVAL, "Invalid argument")
     caplog.set_level(logging.DEBUG, logger=LOGGER)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=30, interval=5, count=4)
-    # TCP_KEEPIDLE failed, the ioctl failed; TCP_KEEPINTVL is then not retried
-    # separately, TCP_KEEPCNT still applies.
     assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPCNT": 4}
-    assert len(ioctl.calls) == 1
+    assert len(old_windows.calls) == 1
     [record] = caplog.records
     assert record.levelno == logging.DEBUG
     assert "SIO_KEEPALIVE_VALS refused" in record.getMessage()

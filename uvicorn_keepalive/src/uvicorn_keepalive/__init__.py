@@ -14,8 +14,7 @@ from uvicorn_keepalive._settings import KeepaliveSettings
 from uvicorn_keepalive._socket import set_keepalive
 
 if TYPE_CHECKING:
-    from uvicorn_keepalive._factory import protocol
-    from uvicorn_keepalive._protocol import H11Protocol, Protocol
+    from uvicorn_keepalive._protocol import H11Protocol, Protocol, protocol
 
 __all__ = [
     "H11Protocol",
@@ -40,7 +39,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = cls
         return cls
     if name == "protocol":
-        from uvicorn_keepalive._factory import protocol  # noqa: PLC0415
+        from uvicorn_keepalive._protocol import protocol  # noqa: PLC0415
 
         globals()[name] = protocol
         return protocol

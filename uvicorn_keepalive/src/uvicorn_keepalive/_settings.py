@@ -8,52 +8,31 @@ from collections.abc import Mapping
 
 from uvicorn_keepalive._log import warn_once
 
-# Linux caps the three keepalive options at these values (MAX_TCP_KEEPIDLE,
-# MAX_TCP_KEEPINTVL and MAX_TCP_KEEPCNT in include/net/tcp.h) and answers EINVAL
-# beyond them; using the same bounds everywhere makes a setting portable.
-MAX_IDLE = 32767
-MAX_INTERVAL = 32767
-MAX_COUNT = 127
-# setsockopt(TCP_USER_TIMEOUT) takes a C int of milliseconds.
-MAX_USER_TIMEOUT = 2**31 - 1
-
 DEFAULT_IDLE = 60
 DEFAULT_INTERVAL = 10
 DEFAULT_COUNT = 3
 
-ENV_IDLE = "UVICORN_KEEPALIVE_IDLE"
-ENV_INTERVAL = "UVICORN_KEEPALIVE_INTERVAL"
-ENV_COUNT = "UVICORN_KEEPALIVE_COUNT"
-ENV_USER_TIMEOUT = "UVICORN_KEEPALIVE_USER_TIMEOUT"
-
+# Linux caps the three keepalive options (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL and
+# MAX_TCP_KEEPCNT in include/net/tcp.h) and answers EINVAL beyond; the same bounds
+# everywhere make a setting portable. TCP_USER_TIMEOUT takes a C int.
+_RANGES = {
+    "idle": (32767, "seconds"),
+    "interval": (32767, "seconds"),
+    "count": (127, "probes"),
+    "user_timeout": (2**31 - 1, "milliseconds"),
+}
+PREFIX = "UVICORN_KEEPALIVE_"
 #: The environment variable of each setting, in the order of the fields.
-ENVIRONMENT_VARIABLES: Mapping[str, str] = {
-    "idle": ENV_IDLE,
-    "interval": ENV_INTERVAL,
-    "count": ENV_COUNT,
-    "user_timeout": ENV_USER_TIMEOUT,
-}
-
-_RANGES: Mapping[str, tuple[int, int, str]] = {
-    "idle": (1, MAX_IDLE, "seconds"),
-    "interval": (1, MAX_INTERVAL, "seconds"),
-    "count": (1, MAX_COUNT, "probes"),
-    "user_timeout": (1, MAX_USER_TIMEOUT, "milliseconds"),
-}
+ENVIRONMENT_VARIABLES = {field: PREFIX + field.upper() for field in _RANGES}
 
 
 def _check(name: str, value: object) -> int:
-    """Return ``value`` if it is an int within the range of the setting ``name``.
-
-    Raises:
-        TypeError: ``value`` is not an int (a bool is not accepted either).
-        ValueError: ``value`` is outside the range of the setting.
-    """
-    low, high, unit = _RANGES[name]
+    """Return ``value`` if it is an int (not a bool) within the range of ``name``."""
+    high, unit = _RANGES[name]
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int ({unit}), got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be from {low} to {high} {unit}, got {value}")
+    if not 1 <= value <= high:
+        raise ValueError(f"{name} must be from 1 to {high} {unit}, got {value}")
     return value
 
 
@@ -92,19 +71,19 @@ class KeepaliveSettings:
         _check("idle", self.idle)
         _check("interval", self.interval)
         _check("count", self.count)
-        if self.user_timeout is not None:
-            _check("user_timeout", self.user_timeout)
-            if self.user_timeout < self.detection_time * 1000:
-                # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one
-                # probe is unanswered past the user timeout, so the probe count no
-                # longer applies (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
-                warn_once(
-                    f"user_timeout {self}",
-                    "user_timeout=%d ms is shorter than idle + interval x count = %d ms: "
-                    "a single unanswered keepalive probe will close an idle connection",
-                    self.user_timeout,
-                    self.detection_time * 1000,
-                )
+        if self.user_timeout is not None and _check("user_timeout", self.user_timeout) < (
+            self.detection_time * 1000
+        ):
+            # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one
+            # probe is unanswered past the user timeout, so the probe count no
+            # longer applies (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
+            warn_once(
+                f"user_timeout {self}",
+                "user_timeout=%d ms is shorter than idle + interval x count = %d ms: "
+                "a single unanswered keepalive probe will close an idle connection",
+                self.user_timeout,
+                self.detection_time * 1000,
+            )
 
     @property
     def detection_time(self) -> int:
@@ -124,7 +103,9 @@ class KeepaliveSettings:
         variable (``UVICORN_KEEPALIVE_IDLE``, ``UVICORN_KEEPALIVE_INTERVAL``,
         ``UVICORN_KEEPALIVE_COUNT``, ``UVICORN_KEEPALIVE_USER_TIMEOUT``), else from
         the default (60, 10, 3, off). A variable that is empty or only blanks counts
-        as unset; any other value must be a decimal integer in range.
+        as unset; any other value must be ASCII decimal digits (blanks around them
+        allowed) giving a number in range. Any other ``UVICORN_KEEPALIVE_*``
+        variable is logged at WARNING, once per process and name, and ignored.
 
         Args:
             environ: The environment to read; ``os.environ`` when ``None``.
@@ -138,22 +119,28 @@ class KeepaliveSettings:
                 names the variable and repeats its value.
         """
         environ = os.environ if environ is None else environ
-        values: dict[str, int | None] = {}
+        known = ENVIRONMENT_VARIABLES.values()
+        for variable in environ:
+            if variable.startswith(PREFIX) and variable not in known:
+                warn_once(
+                    variable,
+                    "%s is not a uvicorn-keepalive setting and is ignored; the settings are %s",
+                    variable,
+                    ", ".join(known),
+                )
+        values = dict(explicit)
         for field, variable in ENVIRONMENT_VARIABLES.items():
-            if field in explicit:
-                values[field] = explicit[field]
-                continue
             raw = environ.get(variable, "").strip()
-            if not raw:
+            if field in explicit or not raw:
                 continue
-            try:
-                number = int(raw, 10)
-            except ValueError:
+            # int() would also take "1_0", "+5" and non-ASCII digits such as "٣".
+            if not (raw.isascii() and raw.isdigit()):
                 raise ValueError(
                     f"{variable}={raw!r} is invalid: {field} must be a decimal integer"
-                ) from None
+                    " (ASCII digits 0-9)"
+                )
             try:
-                values[field] = _check(field, number)
+                values[field] = _check(field, int(raw))
             except ValueError as exc:
                 raise ValueError(f"{variable}={raw!r} is invalid: {exc}") from None
         return cls(**values)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from uvicorn_keepalive import H11Protocol, Protocol
+from uvicorn_keepalive._log import announce
 
 try:
     from uvicorn_worker import UvicornWorker as _UvicornWorker
@@ -27,6 +28,11 @@ class UvicornWorker(_UvicornWorker):  # type: ignore[misc]  # uvicorn-worker is 
     """uvicorn-worker's worker serving with `uvicorn_keepalive.Protocol`."""
 
     CONFIG_KWARGS: ClassVar[dict[str, Any]] = {"loop": "auto", "http": Protocol}
+
+    def run(self) -> None:
+        """Log the settings in force, now that the worker has set up logging; then serve."""
+        announce(self.config.http.keepalive)
+        super().run()
 
 
 class UvicornH11Worker(UvicornWorker):
