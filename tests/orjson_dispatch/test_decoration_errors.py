@@ -4,6 +4,7 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+import orjson
 import pytest
 
 from orjson_dispatch import dispatch
@@ -57,3 +58,26 @@ def test_unknown_option_is_refused_naming_the_function() -> None:
         TypeError, match=r"statuscode.*endpoint_with_typo|endpoint_with_typo.*statuscode"
     ):
         dispatch(statuscode=201)(endpoint_with_typo)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"status_code": 201},
+        {"headers": {"x-a": "1"}},
+        {"media_type": "text/plain"},
+        {"option": orjson.OPT_INDENT_2},
+        {"option": orjson.OPT_APPEND_NEWLINE},
+    ],
+    ids=["status_code", "headers", "media_type", "indent", "newline"],
+)
+def test_stream_options_a_generator_cannot_honour_are_refused(options: dict[str, Any]) -> None:
+    with pytest.raises(TypeError, match="an_async_generator"):
+        dispatch(**options)(an_async_generator)
+
+
+def test_item_options_are_accepted_on_a_generator() -> None:
+    wrapped = dispatch(by_alias=False, exclude_none=True, option=orjson.OPT_SORT_KEYS)(
+        an_async_generator
+    )
+    assert inspect.isasyncgenfunction(wrapped)

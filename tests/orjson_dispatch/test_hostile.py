@@ -711,3 +711,34 @@ def test_default_response_class_of_include_router() -> None:
     [(_, text_headers, _), (_, json_headers, _)] = compare(build, "/text/x", "/json/x")
     assert text_headers["content-type"] == "text/plain; charset=utf-8"
     assert json_headers["content-type"] == "application/json"
+
+
+# --- containers of scalars assigned without validation ----------------------------------------
+
+
+class Tokens(BaseModel):
+    logprobs: list[float]
+    ids: list[int]
+
+
+def test_scalar_containers_assigned_without_validation_are_written_as_held() -> None:
+    """A deliberate difference: only scalar fields are checked value by value.
+
+    Checking every element of a list of tens of thousands of tokens would cost more than
+    pydantic's own serializer; FastAPI (pydantic) converts each element to the declared type.
+    """
+
+    def tokens() -> Tokens:
+        value = Tokens(logprobs=[-0.5], ids=[1])
+        value.logprobs = [0, -0.25]  # an int where floats are declared
+        value.ids = [True, 2]  # a bool where ints are declared
+        return value
+
+    for decorate, expected in (
+        (undecorated, b'{"logprobs":[0.0,-0.25],"ids":[1,2]}'),
+        (dispatch, b'{"logprobs":[0,-0.25],"ids":[true,2]}'),
+    ):
+        app = FastAPI()
+        app.get("/x")(decorate(tokens))
+        [response] = get(app, "/x")
+        assert (response.status_code, response.content) == (200, expected)

@@ -11,12 +11,13 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, ParamSpec, TypeVar, overload
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import get_name
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._options import check_options
+from orjson_dispatch._options import Options, check_options
 from orjson_dispatch._responder import Responder
 
 P = ParamSpec("P")
@@ -103,7 +104,9 @@ def dispatch(endpoint: Any = None, /, **options: Any) -> Any:
     Raises:
         TypeError: At decoration time, naming the function: `endpoint` is not a function (a
             class, a non-callable), its return annotation cannot be resolved, an option is
-            unknown or has a wrong type, or `option` would change the JSON.
+            unknown or has a wrong type, `option` would change the JSON, or a generator
+            endpoint is given `status_code`, `headers`, `media_type` or a layout option that
+            would split an event over lines.
     """
     if endpoint is None:
         return functools.partial(_decorate, given=options)
@@ -136,6 +139,7 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
     generator = _check_endpoint(endpoint, name)
     signature = _fastapi.signature(endpoint)
     if generator is not None:
+        _check_stream_options(options, name)
         return _dressed(_items_wrapper(endpoint, generator, name), endpoint, signature, given)
     declared = _declared_type(signature, name)
     request_name, response_name = _injected_parameters(signature, name)
@@ -259,6 +263,22 @@ def _check_endpoint(endpoint: Any, name: str) -> Callable[..., Any] | None:
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
         return function  # type: ignore[no-any-return]
     return None
+
+
+def _check_stream_options(options: Options, name: str) -> None:
+    """Refuse the options a stream cannot honour: its events are framed one per line."""
+    given = [
+        f"{key}=..." for key in ("status_code", "headers", "media_type") if getattr(options, key)
+    ]
+    if options.option & (orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE):
+        given.append("option=OPT_INDENT_2/OPT_APPEND_NEWLINE")
+    if given:
+        msg = (
+            f"dispatch({', '.join(given)}) for the generator endpoint {name}: a stream takes its "
+            "status and headers from its route, and each event is one line; only by_alias, "
+            "exclude_unset, exclude_defaults, exclude_none and option=orjson.OPT_SORT_KEYS apply"
+        )
+        raise TypeError(msg)
 
 
 def _bare(annotation: Any) -> Any:
