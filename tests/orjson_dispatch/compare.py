@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -25,17 +27,49 @@ def outcome(function: Callable[..., bytes], *args: Any, **kwargs: Any) -> bytes 
 def same_json(ours: bytes, expected: bytes) -> bool:
     """Whether two bodies parse to equal values (``json.loads``: key order and duplicates aside).
 
+    Numbers are compared with their JSON type (``typed_json``): ``1`` is not ``1.0`` nor ``true``.
     ``ours`` must be strict JSON (RFC 8259 has no NaN or Infinity): where ``expected`` holds the
     NaN and Infinity tokens of pydantic's ``ser_json_inf_nan="constants"``, null is expected, a
     deliberate difference. Records a hypothesis event when the values are equal but the key
     order (or the duplicate keys) differ, so that such differences show in
     ``--hypothesis-show-statistics``.
     """
-    if json.loads(ours, parse_constant=_refuse) != json.loads(expected, parse_constant=_as_null):
-        return False
-    if json_pairs(ours) != json_pairs(expected):
-        event("same JSON value, different key order or duplicate keys")
+    with deep_enough():
+        if typed_json(ours, strict=True) != typed_json(expected):
+            return False
+        if json_pairs(ours) != json_pairs(expected):
+            event("same JSON value, different key order or duplicate keys")
     return True
+
+
+@contextlib.contextmanager
+def deep_enough() -> Iterator[None]:
+    """Let the test parse and compare values nested 900 levels deep, under its own stack.
+
+    ``json.loads`` and ``==`` on nested lists count each level against Python's recursion
+    limit, which the test's own frames already use a part of. Only test code runs here, never
+    FastAPI's or dispatch's, whose limits stay as they are.
+    """
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 2000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def typed_json(body: bytes, *, strict: bool = False) -> Any:
+    """The JSON value of ``body``, each number as ``("int", value)`` or ``("float", value)``.
+
+    Python's ``1 == 1.0 == True`` would hide a number written with another JSON type. NaN and
+    Infinity tokens are null, or refused with ``strict``.
+    """
+    return json.loads(
+        body,
+        parse_int=lambda text: ("int", int(text)),
+        parse_float=lambda text: ("float", float(text)),
+        parse_constant=_refuse if strict else _as_null,
+    )
 
 
 def json_pairs(body: bytes) -> Any:

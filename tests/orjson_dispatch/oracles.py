@@ -9,24 +9,41 @@ answer, for an equivalent value FastAPI can encode:
   (``dataclasses_as_dicts``);
 * non-finite floats in the untyped path: ``null``, pydantic's and FastAPI's own rule elsewhere
   (``nonfinite_to_null``); as dict keys, ``NaN``/``Infinity``/``-Infinity``, as FastAPI's own
-  streams write them (``json.dumps``);
+  streams write them (``json.dumps``); inside a model, what the model's ``ser_json_inf_nan`` writes
+  (``"NaN"`` under ``"strings"``; ``models_with_nonfinite_as_their_json``);
+* an enum whose value ``json.dumps`` cannot write (a Decimal, a date, a frozenset): its value,
+  encoded by that value's own rules (``unwritable_enums_as_values``);
+* a ``list[float]``/``list[int]`` model field holding ints/bools assigned without validation:
+  written as held, where pydantic converts each item (``held_containers_as_written``);
 * strings holding lone surrogates (not UTF-8): escaped, as FastAPI's streams write them.
+
+Values nest up to 900 levels deep, beyond what a recursive walk can take under the test's own
+stack: every rewriting function here passes along the chain of one-item lists and one-key dicts
+such a value is made of without recursing (``_along_spine``).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import types
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
+from tests.orjson_dispatch.compare import deep_enough, typed_json
+from tests.orjson_dispatch.strategies.hostile import (
+    HOSTILE_CONTAINERS,
+    is_unwritable_enum,
+    stored_items,
+)
 from tests.orjson_dispatch.strategies.leaves import Attrs, Point, contains_numpy, walk_any
 
 
@@ -42,6 +59,43 @@ def fastapi_typed(annotation: Any, value: Any, **options: Any) -> bytes:
     return adapter.dump_json(validated, **{"by_alias": True, **options})
 
 
+def _along_spine(rewrite: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``rewrite``, applied below the one-item lists and one-key str dicts around a value.
+
+    Such a chain is rewritten item by item in a loop (the result is ``value`` itself when the
+    innermost value comes back unchanged), so that ``rewrite`` recurses only into what it holds.
+    """
+
+    @functools.wraps(rewrite)
+    def apply(value: Any) -> Any:
+        spine: list[Any] = []
+        inner = value
+        while (type(inner) is list and len(inner) == 1) or (
+            type(inner) is dict and len(inner) == 1 and type(next(iter(inner))) is str
+        ):
+            spine.append(inner)
+            inner = inner[0] if isinstance(inner, list) else next(iter(inner.values()))
+        result = rewrite(inner)
+        if result is inner:
+            return value
+        for container in reversed(spine):
+            result = [result] if type(container) is list else {next(iter(container)): result}
+        return result
+
+    return apply
+
+
+def _rebuilt(value: Any, convert: Callable[[Any], Any]) -> Any:
+    """A hostile container (``hostile.HOSTILE_CONTAINERS``) of the same class, holding its
+    stored items (pairs for dicts) converted; ``None`` for any other value."""
+    if not isinstance(value, HOSTILE_CONTAINERS):
+        return None
+    if isinstance(value, dict):
+        return type(value)((convert(k), convert(v)) for k, v in stored_items(value))
+    return type(value)(convert(item) for item in stored_items(value))
+
+
+@_along_spine
 def denumpy(value: Any) -> Any:
     """``value`` with every numpy scalar and array replaced by its Python equivalent (``tolist``).
 
@@ -56,6 +110,9 @@ def denumpy(value: Any) -> Any:
         return value.tolist()
     if not contains_numpy(value):
         return value  # untouched: rebuilding a set could change its iteration order
+    rebuilt = _rebuilt(value, denumpy)
+    if rebuilt is not None:
+        return rebuilt
     if isinstance(value, types.MappingProxyType):
         return types.MappingProxyType({denumpy(k): denumpy(v) for k, v in value.items()})
     if isinstance(value, dict):
@@ -69,6 +126,7 @@ def denumpy(value: Any) -> Any:
     return value
 
 
+@_along_spine
 def dataclasses_as_dicts(value: Any) -> Any:
     """``value`` with every ``Point`` dataclass replaced by a dict of its fields, not copied.
 
@@ -88,6 +146,9 @@ def dataclasses_as_dicts(value: Any) -> Any:
         }
     if not walk_any(value, lambda v: isinstance(v, Point)):
         return value
+    rebuilt = _rebuilt(value, dataclasses_as_dicts)
+    if rebuilt is not None:
+        return rebuilt
     if isinstance(value, types.MappingProxyType):
         return types.MappingProxyType({k: dataclasses_as_dicts(v) for k, v in value.items()})
     if isinstance(value, dict):
@@ -106,6 +167,7 @@ def _copy_if_possible(value: Any) -> Any:
         return value
 
 
+@_along_spine
 def nonfinite_to_null(data: Any) -> Any:
     """Replace NaN and infinities in JSON-compatible data by ``None`` (keys untouched).
 
@@ -121,15 +183,112 @@ def nonfinite_to_null(data: Any) -> Any:
     return data
 
 
+@_along_spine
+def _enum_key(key: Any) -> Any:
+    value = key.value if is_unwritable_enum(key) else key
+    try:
+        hash(value)
+    except TypeError:  # a frozenset value made a list: no key either way
+        return key
+    return value
+
+
+def unwritable_enums_as_values(value: Any) -> Any:
+    """``value`` with every enum member whose value ``json.dumps`` cannot write (a Decimal, a
+    date, a frozenset) replaced by that value, dict keys included.
+
+    FastAPI's ``jsonable_encoder`` hands ``member.value`` to ``json.dumps`` as it stands, which
+    fails (500); ``dispatch`` encodes the value by its own rules (``Decimal("0.5")`` is 0.5), as
+    orjson reads an enum's value, as a value and as a key.
+    """
+    if is_unwritable_enum(value):
+        return value.value
+    if not walk_any(value, is_unwritable_enum):
+        return value
+    rebuilt = _rebuilt(value, unwritable_enums_as_values)
+    if rebuilt is not None:
+        return rebuilt
+    if isinstance(value, types.MappingProxyType):
+        return types.MappingProxyType(
+            {_enum_key(k): unwritable_enums_as_values(v) for k, v in value.items()}
+        )
+    if isinstance(value, dict):
+        return type(value)({_enum_key(k): unwritable_enums_as_values(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple, deque)):
+        return type(value)(unwritable_enums_as_values(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        # Members and values hash differently: the set is rebuilt in its iteration order,
+        # which is the order FastAPI's encoder walks it in.
+        return [unwritable_enums_as_values(v) for v in value]
+    if isinstance(value, Point):
+        return Point(value.x, unwritable_enums_as_values(value.y), value.label)
+    if isinstance(value, Attrs):
+        return Attrs(unwritable_enums_as_values(value.a), value.b)
+    return value  # a model: pydantic writes enum values itself
+
+
+def models_with_nonfinite_as_their_json(value: Any, **options: Any) -> Any:
+    """``value`` with every model holding NaN or an infinity replaced by its own JSON, parsed.
+
+    FastAPI's ``jsonable_encoder`` calls ``model_dump(mode="json")``, which leaves NaN a float
+    whatever the model's ``ser_json_inf_nan`` says, and then fails (500). ``dispatch`` writes the
+    model as pydantic's JSON serializer does (``model_dump_json``: ``"NaN"`` under "strings",
+    ``null`` otherwise, the NaN token of "constants" being no JSON), with the same options.
+    """
+
+    def nonfinite(item: Any) -> bool:
+        return isinstance(item, float) and not math.isfinite(item)
+
+    @_along_spine
+    def replace(item: Any) -> Any:
+        if isinstance(item, BaseModel):
+            if not walk_any(item, nonfinite):
+                return item
+            body = item.model_dump_json(**{"by_alias": True, **options})
+            data = json.loads(body, parse_constant=lambda name: None)
+            # FastAPI encodes what model_dump gave once more, with the same options: a null
+            # written for NaN must not be left out under exclude_none (NaN it stays, null later).
+            return _nulls_as_nan(data) if options.get("exclude_none") else data
+        if not walk_any(item, lambda v: isinstance(v, BaseModel) and walk_any(v, nonfinite)):
+            return item
+        rebuilt = _rebuilt(item, replace)
+        if rebuilt is not None:
+            return rebuilt
+        if isinstance(item, types.MappingProxyType):
+            return types.MappingProxyType({k: replace(v) for k, v in item.items()})
+        if isinstance(item, dict):
+            return type(item)({k: replace(v) for k, v in item.items()})
+        if isinstance(item, (list, tuple, deque)):
+            return type(item)(replace(v) for v in item)
+        if isinstance(item, Attrs):
+            return Attrs(replace(item.a), item.b)
+        return item
+
+    return replace(value)
+
+
+def _nulls_as_nan(data: Any) -> Any:
+    if data is None:
+        return math.nan
+    if isinstance(data, dict):
+        return {key: _nulls_as_nan(item) for key, item in data.items()}
+    if isinstance(data, list):
+        return [_nulls_as_nan(item) for item in data]
+    return data
+
+
 def deliberate_untyped_body(value: Any, **options: Any) -> bytes | None:
     """The body ``dispatch`` sends on purpose where FastAPI's untyped path answers 500.
 
-    FastAPI's own encoding of the numpy-free value, dataclasses encoded without a copy, with
-    non-finite floats turned into ``null``; ``None`` when even that cannot be encoded (then
-    ``dispatch`` must fail too).
+    FastAPI's own encoding of the numpy-free value, dataclasses encoded without a copy, enums
+    whose value ``json.dumps`` cannot write as that value, models holding non-finite floats as
+    their own JSON, other non-finite floats turned into ``null``; ``None`` when even that cannot
+    be encoded (then ``dispatch`` must fail too).
     """
     try:
-        plain = dataclasses_as_dicts(denumpy(value))
+        plain = models_with_nonfinite_as_their_json(
+            unwritable_enums_as_values(dataclasses_as_dicts(denumpy(value))), **options
+        )
         # Non-finite keys, and strings with lone surrogates (escaped), are written as FastAPI's
         # streams write them (json.dumps).
         converted = nonfinite_to_null(jsonable_encoder(plain, **options))
@@ -139,3 +298,40 @@ def deliberate_untyped_body(value: Any, **options: Any) -> bytes | None:
             return json.dumps(converted, separators=(",", ":")).encode()
     except Exception:  # any failure: FastAPI has no answer either
         return None
+
+
+def held_containers_as_written(ours: bytes, expected: bytes) -> bool:
+    """Whether ``ours`` is ``expected`` (FastAPI's body) with some numbers written as held.
+
+    Deliberate: ``dispatch`` checks a model's scalar fields value by value, but writes a
+    container field as it holds it. A ``list[float]`` field holding ``[1, True]`` assigned without
+    validation is written ``[1,true]``, where pydantic converts each item (``[1.0,1.0]``); a
+    ``list[int]`` field holding ``[True]``, ``[true]`` where pydantic writes ``[1]``. Only for
+    values that hold such a container (``unvalidated.holds_unvalidated_container``): every
+    number must be equal, and where ``ours`` differs in JSON type, it is an int or ``true``/
+    ``false`` where FastAPI wrote a float, or ``true``/``false`` where it wrote an int.
+    """
+    with deep_enough():
+        stack = [(typed_json(ours, strict=True), typed_json(expected))]
+    while stack:
+        mine, theirs = stack.pop()
+        if isinstance(mine, dict) and isinstance(theirs, dict):
+            if mine.keys() != theirs.keys():
+                return False
+            stack.extend((mine[key], theirs[key]) for key in mine)
+        elif isinstance(mine, list) and isinstance(theirs, list):
+            if len(mine) != len(theirs):
+                return False
+            stack.extend(zip(mine, theirs, strict=True))
+        elif mine != theirs and not (isinstance(mine, (bool, tuple)) and _held(mine, theirs)):
+            return False
+    return True
+
+
+def _held(mine: Any, theirs: Any) -> bool:
+    """Whether ``mine`` is a number as held where pydantic wrote ``theirs`` converted."""
+    if not isinstance(theirs, tuple):
+        return False
+    kind, number = ("bool", mine) if isinstance(mine, bool) else mine
+    held_kinds = {"float": {"int", "bool"}, "int": {"bool"}}[theirs[0]]
+    return kind in held_kinds and number == theirs[1]

@@ -215,7 +215,8 @@ def jsonable_leaf(value: Any) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     if isinstance(value, dict):
-        return dict(value.items())
+        keys = set(value.keys())
+        return {key: item for key, item in value.items() if key in keys}
     if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
         return list(value)
     encoder = _LEAF_ENCODERS.get(type(value))
@@ -232,18 +233,11 @@ def jsonable_leaf(value: Any) -> Any:
 def _enum_value(member: Enum) -> Any:
     """Return `member.value`, which jsonable_encoder hands to `json.dumps` as it stands.
 
-    Raises:
-        TypeError: The value is nothing `json.dumps` writes (a Decimal, a date, a set...): FastAPI
-            answers 500 for it.
+    The value is then encoded by its own rules, where FastAPI's `json.dumps` fails (500) on a
+    value it cannot write (a Decimal, a date, a set): a deliberate difference, as for the enums
+    orjson reads itself.
     """
-    value = member.value
-    if value is None or isinstance(value, (str, int, float, list, tuple, dict)):
-        return value
-    msg = (
-        f"Type is not JSON serializable: {type(value).__qualname__} "
-        f"(the value of {type(member).__qualname__}.{member.name})"
-    )
-    raise TypeError(msg)
+    return member.value
 
 
 def _as_copied(value: Any) -> Any:
@@ -324,7 +318,7 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
     if type(value) is int:
         return value if _INT_MIN <= value <= _INT_MAX else orjson.Fragment(str(value).encode())
     if isinstance(value, dict):
-        keys = set(value)
+        keys = set(value.keys())  # jsonable_encoder writes the items whose key keys() shows
         if include is not None:
             keys &= set(include)
         if exclude is not None:

@@ -2,20 +2,24 @@
 
 ``typed_cases()`` draws how the type is declared (return annotation, ``response_model`` or both),
 the route's ``response_model_*`` options (include/exclude drawn from the model's fields), an
-explicit ``response_class=JSONResponse`` now and then, and a sync or async endpoint.
+explicit response class now and then (``JSONResponse`` or a subclass whose ``__init__`` sets a
+header), and the endpoint's shape (``endpoints.make``: function, partial or callable object, sync
+or async, annotations evaluated or postponed).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from collections.abc import Iterator
 from typing import Any
 
-from fastapi.responses import JSONResponse
 from hypothesis import strategies as st
 
 from orjson_dispatch import dispatch
-from tests.orjson_dispatch.apps import UNTYPED, Route, make_endpoint
+from tests.orjson_dispatch.apps import UNTYPED, Route
+from tests.orjson_dispatch.strategies import endpoints
+from tests.orjson_dispatch.strategies.hostile import RESPONSE_CLASSES
 from tests.orjson_dispatch.strategies.returned import Returned, disguised_values, returned_values
 from tests.orjson_dispatch.strategies.specs import TypeSpec, type_specs
 
@@ -31,6 +35,34 @@ ROUTE_FLAGS = st.fixed_dictionaries(
 )
 
 
+#: An explicit response class, now and then (the default is FastAPI's own).
+RESPONSE_CLASS_OPTIONS: st.SearchStrategy[dict[str, Any]] = st.one_of(
+    st.just({}), st.just({}), st.sampled_from(RESPONSE_CLASSES).map(lambda c: {"response_class": c})
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """How an endpoint is written (see ``endpoints.make``)."""
+
+    kind: str
+    is_async: bool
+    postponed: bool
+
+    def endpoint(self, value: Any, annotation: Any) -> Any:
+        """A fresh endpoint of this shape returning ``value``, declared ``-> annotation``."""
+        return endpoints.make(
+            value,
+            annotation,
+            kind=self.kind,
+            is_async=self.is_async,
+            postponed=self.postponed,
+        )
+
+
+shapes = st.builds(Shape, st.sampled_from(endpoints.KINDS), st.booleans(), st.booleans())
+
+
 @dataclasses.dataclass(frozen=True)
 class TypedCase:
     """A return type, the returned value, how the type is declared and the route options."""
@@ -39,7 +71,7 @@ class TypedCase:
     returned: Returned
     declared: str
     options: dict[str, Any]
-    is_async: bool
+    shape: Shape
 
     def route(self, path: str, value: Any, *, decorate: bool) -> Route:
         """The route for this case, returning ``value``, optionally under ``@dispatch``."""
@@ -49,7 +81,7 @@ class TypedCase:
         options = dict(self.options)
         if self.declared != "annotation":
             options["response_model"] = self.spec.annotation
-        endpoint = make_endpoint(value, annotation=annotation, is_async=self.is_async)
+        endpoint = self.shape.endpoint(value, annotation)
         return Route(path, dispatch(endpoint) if decorate else endpoint, options)
 
 
@@ -80,17 +112,28 @@ def typed_cases(draw: st.DrawFn) -> TypedCase:
         options={
             **draw(route_options(spec) | st.builds(dict)),
             # An explicit response class switches FastAPI from dump_json to dump_python + render.
-            **draw(st.sampled_from([{}, {}, {}, {}, {"response_class": JSONResponse}]).map(dict)),
+            **draw(RESPONSE_CLASS_OPTIONS),
         },
-        is_async=draw(st.booleans()),
+        shape=draw(shapes),
     )
 
 
 def describe(case: TypedCase) -> Iterator[str]:
     """Lines telling what ``case`` is, for ``hypothesis.note``."""
     yield f"declared {case.declared}: {case.spec.annotation!r} options={case.options}"
+    yield f"endpoint: {case.shape}"
     if case.spec.model is not None:
         yield f"config: {case.spec.model.model_config}"
         yield f"fields: {case.spec.model.model_fields}"
         yield f"computed: {case.spec.model.model_computed_fields}"
-    yield f"returned ({case.returned.how}): {case.returned.value!r}"
+    yield f"returned ({case.returned.how}): {short_repr(case.returned.value)}"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 8
+_REPR.maxstring = _REPR.maxother = 200
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)``, shortened and cut 8 levels deep (values nest deeper than repr can go)."""
+    return _REPR.repr(value)

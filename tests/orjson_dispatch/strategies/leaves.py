@@ -25,6 +25,8 @@ import numpy as np
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from tests.orjson_dispatch.strategies.hostile import DISGUISED_ENUMS, UNWRITABLE_ENUMS, Letter
+
 #: Integers of every size: 64-bit edges and integers far beyond 64 bits (JSON has no limit, and
 #: FastAPI's ``json.dumps`` and pydantic both write them exactly).
 big_ints = st.one_of(
@@ -146,15 +148,33 @@ class Tag(str):
 
 _TAGS = [Tag(""), Tag("t"), Tag("_sa_tag"), Tag("é")]
 
-ENUMS: tuple[type[enum.Enum], ...] = (Color, Level, Mixed, Kind)
-# Members are drawn by index and mapped: Hypothesis 6.170 cannot replay a str-subclass member drawn
-# by sampled_from while shrinking (FlakyStrategyDefinition: KeyError <enum 'Kind'>).
-_MEMBERS = [m for e in ENUMS for m in e]
-enum_members = st.integers(0, len(_MEMBERS) - 1).map(_MEMBERS.__getitem__)
-_NON_STR_MEMBERS = [m for m in _MEMBERS if not isinstance(m, str)]
-non_str_enum_members = st.integers(0, len(_NON_STR_MEMBERS) - 1).map(_NON_STR_MEMBERS.__getitem__)
+ENUMS: tuple[type[enum.Enum], ...] = (
+    Color,
+    Level,
+    Mixed,
+    Kind,
+    *DISGUISED_ENUMS,
+    *UNWRITABLE_ENUMS,
+)
+
+
+def enum_members(*, str_members: bool = True, unwritable: bool = True) -> st.SearchStrategy[Any]:
+    """Members of ``ENUMS``, optionally without str enums or without ``UNWRITABLE_ENUMS``."""
+    members = [
+        m
+        for e in ENUMS
+        if unwritable or e not in UNWRITABLE_ENUMS
+        for m in e
+        if str_members or not isinstance(m, str)
+    ]
+    # Drawn by index and mapped: Hypothesis 6.170 cannot replay a str-subclass member drawn by
+    # sampled_from while shrinking (FlakyStrategyDefinition: KeyError <enum 'Kind'>).
+    return st.integers(0, len(members) - 1).map(members.__getitem__)
+
+
+non_str_enum_members = enum_members(str_members=False)
 #: Dict keys that are str subclasses, drawn in dicts of their own (see ``untyped_values``).
-STR_SUBCLASS_KEYS: list[str] = [*_TAGS, *Kind]
+STR_SUBCLASS_KEYS: list[str] = [*_TAGS, *Kind, *Letter]
 
 
 @dataclasses.dataclass
@@ -191,7 +211,7 @@ class Leaf(BaseModel):
     secret: SecretStr | None = Field(default=None, exclude=True)
 
 
-leaves: st.SearchStrategy[Any] = st.one_of(
+_leaves_but_enums: st.SearchStrategy[Any] = st.one_of(
     st.none(),
     st.booleans(),
     big_ints,
@@ -207,8 +227,15 @@ leaves: st.SearchStrategy[Any] = st.one_of(
     paths,
     ip_values,
     secrets,
-    enum_members,
 )
+
+
+def leaf_values(*, unwritable_enums: bool = True) -> st.SearchStrategy[Any]:
+    """Leaves of every kind; enum members among them, ``UNWRITABLE_ENUMS`` optionally left out."""
+    return st.one_of(_leaves_but_enums, enum_members(unwritable=unwritable_enums))
+
+
+leaves = leaf_values()
 
 #: Leaves that are always valid JSON data for FastAPI's untyped path (used for extra fields).
 json_leaves: st.SearchStrategy[Any] = st.one_of(
@@ -232,21 +259,27 @@ numpy_values: st.SearchStrategy[Any] = st.one_of(
 
 
 def walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
-    """Whether ``predicate`` holds for ``value`` or anything inside it (keys included)."""
-    if predicate(value):
-        return True
-    if isinstance(value, (dict, types.MappingProxyType)):
-        return any(walk_any(k, predicate) or walk_any(v, predicate) for k, v in value.items())
-    if isinstance(value, (list, tuple, set, frozenset, deque)):
-        return any(walk_any(v, predicate) for v in value)
-    if isinstance(value, BaseModel):
-        return walk_any(dict(value), predicate) or walk_any(
-            value.__pydantic_extra__ or {}, predicate
-        )
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return walk_any(vars(value), predicate)
-    if isinstance(value, Attrs):
-        return walk_any(vars(value), predicate)
+    """Whether ``predicate`` holds for ``value`` or anything inside it (keys included).
+
+    Dicts are walked through ``items()`` and sequences through ``iter()``, as FastAPI's
+    ``jsonable_encoder`` walks them; iteratively, as values nest deeper than Python's recursion
+    limit allows a recursive walk.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if predicate(item):
+            return True
+        if isinstance(item, (dict, types.MappingProxyType)):
+            stack.extend(part for pair in item.items() for part in pair)
+        elif isinstance(item, (list, tuple, set, frozenset, deque)):
+            stack.extend(item)
+        elif isinstance(item, BaseModel):
+            stack.extend([dict(item), item.__pydantic_extra__ or {}])
+        elif (dataclasses.is_dataclass(item) and not isinstance(item, type)) or isinstance(
+            item, Attrs
+        ):
+            stack.append(vars(item))
     return False
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, create_model
 
+from tests.orjson_dispatch.strategies.leaves import walk_any
 from tests.orjson_dispatch.strategies.specs import TypeSpec, unique_name
 
 
@@ -93,9 +94,14 @@ def disguised_values(spec: TypeSpec) -> st.SearchStrategy[Returned]:
     return build()
 
 
-def _disguise(draw: st.DrawFn, value: Any) -> Any:
+def _disguise(draw: st.DrawFn, value: Any, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH or not walk_any(value, lambda v: isinstance(v, BaseModel)):
+        return value
     if isinstance(value, BaseModel):
-        fields = {name: _disguise(draw, getattr(value, name)) for name in value.model_fields_set}
+        fields = {
+            name: _disguise(draw, getattr(value, name), depth + 1)
+            for name in value.model_fields_set
+        }
         how = draw(st.sampled_from(["keep", "keep", "dict", "subclass", "attrs"]))
         if how == "keep":
             return value
@@ -105,9 +111,14 @@ def _disguise(draw: st.DrawFn, value: Any) -> Any:
             return types.SimpleNamespace(**fields, password="s3cret")
         return _subclass_instance(type(value), value)
     if isinstance(value, dict):
-        return {key: _disguise(draw, item) for key, item in value.items()}
+        return {key: _disguise(draw, item, depth + 1) for key, item in value.items()}
     if isinstance(value, list):
-        return [_disguise(draw, item) for item in value]
+        return [_disguise(draw, item, depth + 1) for item in value]
     if isinstance(value, tuple):
-        return tuple(_disguise(draw, item) for item in value)
+        return tuple(_disguise(draw, item, depth + 1) for item in value)
     return value
+
+
+# Models nested deeper than this (under Any, in deep_values) stay as they are: a recursive walk
+# would exceed Python's recursion limit.
+_MAX_DEPTH = 50

@@ -1,0 +1,77 @@
+"""Model fields assigned without validation after construction.
+
+pydantic validates assignments only under ``validate_assignment=True``; otherwise
+``model.score = 0`` stores the int in a ``float`` field as it is, and pydantic's serializer then
+converts what its declared type allows: the int in a ``float`` field is written ``0.0``, a bool in
+an ``int`` field ``1``, a str subclass or str enum in a ``str`` field its characters.
+``assign_unvalidated`` draws such assignments for any model instance;
+``holds_unvalidated_container`` tells the oracle where ``dispatch`` writes a container as held, on
+purpose.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Union
+
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from tests.orjson_dispatch.strategies.hostile import Letter
+from tests.orjson_dispatch.strategies.leaves import Kind, Tag, walk_any
+
+_STR_STANDINS: list[str] = [Tag("t"), Tag(""), *Kind, *Letter]
+# By index: Hypothesis 6.170 cannot replay a str-subclass value drawn by sampled_from.
+_str_standins = st.integers(0, len(_STR_STANDINS) - 1).map(_STR_STANDINS.__getitem__)
+_ints = st.one_of(st.integers(-(2**53), 2**53), st.integers(2**64, 2**200))
+
+#: For a declared field type, what may be assigned to it without validation that pydantic's
+#: serializer converts without a warning.
+_STANDINS: dict[Any, st.SearchStrategy[Any]] = {
+    float: st.one_of(_ints, st.booleans()),
+    int: st.booleans(),
+    str: _str_standins,
+    # Containers: dispatch checks only scalar fields value by value; a container is written as
+    # held (a deliberate difference, see oracles.held_containers_as_written).
+    list[float]: st.lists(st.one_of(st.integers(-9, 9), st.booleans()), min_size=1, max_size=3),
+    list[int]: st.lists(st.booleans(), min_size=1, max_size=3),
+}
+
+
+def _declared(annotation: Any) -> Any:
+    """``annotation`` without ``Optional``/``| None``."""
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def assign_unvalidated(draw: st.DrawFn, instance: BaseModel) -> BaseModel:
+    """Assign (without validation) stand-ins to some of ``instance``'s fields; return it."""
+    for name, info in type(instance).model_fields.items():
+        standins = _STANDINS.get(_declared(info.annotation))
+        if standins is not None and draw(st.integers(0, 2)) == 0:
+            setattr(instance, name, draw(standins))
+    return instance
+
+
+def _holds_unvalidated_items(value: Any) -> bool:
+    if not isinstance(value, BaseModel):
+        return False
+    for name, info in type(value).model_fields.items():
+        items = getattr(value, name, None)
+        declared = _declared(info.annotation)
+        if not isinstance(items, list):
+            continue
+        if declared == list[float] and any(type(item) is not float for item in items):
+            return True
+        if declared == list[int] and any(type(item) is bool for item in items):
+            return True
+    return False
+
+
+def holds_unvalidated_container(value: Any) -> bool:
+    """Whether a ``list[float]``/``list[int]`` model field inside ``value`` holds ints/bools."""
+    return walk_any(value, _holds_unvalidated_items)
