@@ -207,8 +207,7 @@ app = FastAPI(
     version="1.0.0",
     description="Completions served with uvicorn-keepalive and orjson-dispatch.",
 )
-# mypy reads orjson_dispatch.DispatchRoute (a lazy import: FastAPI is optional) as `object`.
-router = APIRouter(prefix="/v1", route_class=DispatchRoute)  # type: ignore[arg-type]
+router = APIRouter(prefix="/v1", route_class=DispatchRoute)
 
 
 @app.get("/health")

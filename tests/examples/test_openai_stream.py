@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from orjson_dispatch._route import DispatchRoute
 
 from examples.model_server import router
+from orjson_dispatch import DispatchRoute
 from tests.examples.test_example_app import server
 
 __all__ = ["server"]  # the fixture, shared with test_example_app.py

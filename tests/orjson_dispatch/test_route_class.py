@@ -34,7 +34,7 @@ from tests.orjson_dispatch.oracles import deliberate_untyped_body, denumpy
 from tests.orjson_dispatch.parity_cases import CASES, Case
 from tests.orjson_dispatch.samples import ITEM, Account, Item
 from tests.orjson_dispatch.strategies import examples
-from tests.orjson_dispatch.strategies.http_cases import TypedCase, describe
+from tests.orjson_dispatch.strategies.http_cases import ROUTE_FLAGS, TypedCase, describe
 from tests.orjson_dispatch.strategies.http_cases import typed_cases as typed_http_cases
 from tests.orjson_dispatch.strategies.untyped import untyped_values
 from tests.orjson_dispatch.test_openapi import _openapi_endpoints
@@ -65,9 +65,9 @@ def _unchanged(endpoint: Any) -> Any:
 
 
 def test_public_name_is_the_route_class() -> None:
-    # orjson_dispatch.DispatchRoute comes from the package's module __getattr__ (FastAPI is
-    # optional), which mypy types `object`: these tests import it from its module.
-    assert orjson_dispatch.DispatchRoute is DispatchRoute
+    from orjson_dispatch._route import DispatchRoute as defined
+
+    assert orjson_dispatch.DispatchRoute is DispatchRoute is defined
     assert issubclass(DispatchRoute, APIRoute)
 
 
@@ -109,14 +109,8 @@ def test_numpy_value_fastapi_cannot_serialize_is_answered(
 # --- hypothesis: returned values ------------------------------------------------------------------
 
 
-# Without a response model FastAPI ignores the response_model_* flags; DispatchRoute applies
-# them (test_untyped_route_ignores_the_response_model_flags, xfail). Draw them again with
-# ``st.just({}) | ROUTE_FLAGS`` once that is fixed.
-_UNTYPED_FLAGS: st.SearchStrategy[dict[str, bool]] = st.just({})
-
-
 @settings(max_examples=examples(150))
-@given(value=untyped_values(numpy=True), is_async=st.booleans(), flags=_UNTYPED_FLAGS)
+@given(value=untyped_values(numpy=True), is_async=st.booleans(), flags=st.just({}) | ROUTE_FLAGS)
 def test_untyped_value_answers_like_fastapi(
     value: Any, is_async: bool, flags: dict[str, bool]
 ) -> None:
@@ -146,14 +140,6 @@ def test_untyped_value_answers_like_fastapi(
     assert same_json(ours.content, expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DispatchRoute applies the route's response_model_* settings (include, exclude, "
-    "by_alias, exclude_unset/defaults/none) to the values of a route without a response model; "
-    "FastAPI's untyped path is jsonable_encoder(value) and ignores them (as dispatch does): "
-    "_route.py passes _DEFAULTS.serialization(route) to route_encoder(None, ...) for untyped "
-    "routes (and untyped stream items) where the untyped encoder needs Options().serialization()",
-)
 @pytest.mark.parametrize(
     "flags",
     [
@@ -166,7 +152,7 @@ def test_untyped_value_answers_like_fastapi(
     ],
     ids=lambda flags: next(iter(flags)),
 )
-def test_untyped_route_ignores_the_response_model_flags(
+def test_untyped_route_ignores_the_response_model_settings(
     flags: dict[str, Any], route_twin: Twin
 ) -> None:
     route_twin.add("GET", "/u", make_endpoint(ITEM, annotation=UNTYPED), **flags)

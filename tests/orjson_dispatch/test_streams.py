@@ -26,9 +26,9 @@ from fastapi import Depends, FastAPI, Response
 from fastapi.exceptions import ResponseValidationError
 from fastapi.sse import KEEPALIVE_COMMENT, EventSourceResponse, ServerSentEvent
 from hypothesis import event, given, note, settings
-from orjson_dispatch._route import DispatchRoute  # the public name is typed `object`
 from starlette.types import ASGIApp, Message
 
+from orjson_dispatch import DispatchRoute
 from tests.orjson_dispatch.apps import UNTYPED, Twin, uvicorn_server
 from tests.orjson_dispatch.samples import ITEM, Item
 from tests.orjson_dispatch.strategies import examples
@@ -275,13 +275,6 @@ def test_untyped_item_with_a_lone_surrogate_is_sent_escaped(kind: str, route_twi
     assert_same_stream(ours, fastapi, sse=kind == "sse")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FastAPI writes an untyped stream item (and a ServerSentEvent's data) with "
-    'json.dumps, which writes a NaN or infinite float key as the string "NaN" or '
-    '"Infinity"; DispatchRoute\'s orjson encoder (_untyped.encode_untyped) raises '
-    "ValueError 'Out of range float values are not JSON compliant' and the stream ends there",
-)
 @pytest.mark.parametrize("kind", KINDS)
 def test_untyped_item_with_a_non_finite_float_key_is_sent(kind: str, route_twin: Twin) -> None:
     items: list[Any] = [{float("nan"): 1, float("-inf"): 2}]
@@ -345,12 +338,6 @@ def test_response_model_settings_filter_the_items(
     assert fastapi.chunks != both(route_twin, "/all")[0].chunks  # the settings filter
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FastAPI writes untyped stream items with jsonable_encoder and ignores the route's "
-    "response_model_* settings; DispatchRoute applies them (_route.py: route_encoder(None, "
-    "_DEFAULTS.serialization(route)) for a stream without an item type)",
-)
 @pytest.mark.parametrize("kind", KINDS)
 def test_untyped_items_ignore_the_response_model_settings(kind: str, route_twin: Twin) -> None:
     route_twin.add("GET", "/u", generator([ITEM]), response_model_exclude={"name"}, **KINDS[kind])
