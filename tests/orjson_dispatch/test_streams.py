@@ -255,13 +255,6 @@ def test_items_are_streamed_like_fastapi(
     assert_same_stream(ours, fastapi, sse=kind == "sse")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FastAPI writes an untyped stream item (and a ServerSentEvent's data) with "
-    "json.dumps, ASCII-only, so a str holding a lone surrogate goes out escaped "
-    '("\\ud800"); DispatchRoute\'s orjson encoder (_untyped.encode_untyped) raises '
-    "TypeError 'str is not valid UTF-8: surrogates not allowed' and the stream ends there",
-)
 @pytest.mark.parametrize("kind", KINDS)
 def test_untyped_item_with_a_lone_surrogate_is_sent_escaped(kind: str, route_twin: Twin) -> None:
     items: list[Any] = ["\ud800", {"key": "x\udfff"}]
