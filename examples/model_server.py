@@ -1,14 +1,17 @@
-"""A small model server: text completions with token ids and logprobs.
+"""A small model server: OpenAI-style completions, whole or streamed, with token ids and logprobs.
 
-The "model" is a toy (a seeded random walk over a small vocabulary), but the
-shape of the API is that of a real inference server, and so is its serving:
+The "model" is a toy (a seeded random walk over a small vocabulary), but the shape of the API is
+that of a real inference server (the official ``openai`` client talks to it), and so is its
+serving:
 
-* every connection gets TCP keepalive from ``uvicorn_keepalive.Protocol``, so a
-  reply after a long generation still gets through an idle-dropping NAT or load
-  balancer;
-* every endpoint answers through ``orjson_dispatch.dispatch``, so large token
-  id and logprob lists are encoded at orjson speed with FastAPI's semantics
-  (validation, status codes, headers set on the injected ``Response``, OpenAPI).
+* every connection gets TCP keepalive from ``uvicorn_keepalive.Protocol``, so a reply after a
+  long generation still gets through an idle-dropping NAT or load balancer;
+* ``/health`` and ``/v1/models`` answer through the ``orjson_dispatch.dispatch`` decorator;
+* the completion routes are an ``APIRouter(route_class=orjson_dispatch.DispatchRoute)``: large
+  token id and logprob lists are encoded at orjson speed with FastAPI's semantics (validation,
+  status codes, headers set on the injected ``Response``, OpenAPI), and with ``"stream": true``
+  the tokens go out as Server-Sent Events in OpenAI's wire format, one orjson call per chunk,
+  ending with ``data: [DONE]``.
 
 Run it with ``scripts/demo``, or by hand::
 
@@ -17,16 +20,20 @@ Run it with ``scripts/demo``, or by hand::
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import time
 import uuid
+from collections.abc import AsyncIterator, Iterator
 from typing import Literal
 
-from fastapi import FastAPI, Response
+from fastapi import APIRouter, FastAPI, Response
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orjson_dispatch import dispatch
+from orjson_dispatch import DispatchRoute, dispatch
 
 MODEL = "toy-lm-1"
 # Token ids 0-255 are the UTF-8 bytes of the prompt; the model generates words.
@@ -39,13 +46,40 @@ VOCABULARY = (
 MAX_TOKENS = 65_536
 
 
+# --- requests -------------------------------------------------------------------------------------
+
+
 class CompletionRequest(BaseModel):
     """The body of ``POST /v1/completions``."""
 
     prompt: str = Field(min_length=1, max_length=32_768)
+    model: str = MODEL
     max_tokens: int = Field(default=16, ge=1, le=MAX_TOKENS)
     seed: int | None = Field(default=None, description="Same seed, same completion.")
     logprobs: bool = Field(default=True, description="Return the logprob of every token.")
+    stream: bool = Field(default=False, description="Send the tokens as Server-Sent Events.")
+
+
+class InputMessage(BaseModel):
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """The body of ``POST /v1/chat/completions``."""
+
+    messages: list[InputMessage] = Field(min_length=1)
+    model: str = MODEL
+    max_tokens: int = Field(default=16, ge=1, le=MAX_TOKENS)
+    seed: int | None = Field(default=None, description="Same seed, same completion.")
+    stream: bool = Field(default=False, description="Send the tokens as Server-Sent Events.")
+
+    @property
+    def prompt(self) -> str:
+        return "\n".join(message.content for message in self.messages)
+
+
+# --- answers --------------------------------------------------------------------------------------
 
 
 class Choice(BaseModel):
@@ -72,6 +106,61 @@ class Completion(BaseModel):
     usage: Usage
 
 
+class ChunkChoice(BaseModel):
+    index: int = 0
+    text: str
+    finish_reason: Literal["length", "stop"] | None = None
+
+
+class CompletionChunk(BaseModel):
+    """One streamed token of a completion (OpenAI streams them as ``text_completion``)."""
+
+    id: str
+    object: Literal["text_completion"] = "text_completion"
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+
+
+class ChatMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class ChatChoice(BaseModel):
+    index: int = 0
+    message: ChatMessage
+    finish_reason: Literal["length", "stop"]
+
+
+class ChatCompletion(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[ChatChoice]
+    usage: Usage
+
+
+class Delta(BaseModel):
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+
+
+class ChatChunkChoice(BaseModel):
+    index: int = 0
+    delta: Delta
+    finish_reason: Literal["length", "stop"] | None = None
+
+
+class ChatCompletionChunk(BaseModel):
+    id: str
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    created: int
+    model: str
+    choices: list[ChatChunkChoice]
+
+
 class ModelCard(BaseModel):
     id: str
     object: Literal["model"] = "model"
@@ -89,11 +178,36 @@ class Health(BaseModel):
     model: str
 
 
+# --- the toy model --------------------------------------------------------------------------------
+
+
+def generate(prompt: str, max_tokens: int, seed: int | None) -> Iterator[tuple[int, float, str]]:
+    """Yield ``(token id, logprob, text)`` for ``max_tokens`` tokens; the same seed, the same."""
+    rng = random.Random(seed if seed is not None else prompt)
+    for _ in range(max_tokens):
+        word = rng.randrange(len(VOCABULARY))
+        yield BYTE_TOKENS + word, math.log(rng.uniform(0.05, 1.0)), f" {VOCABULARY[word]}"
+
+
+def usage(prompt_tokens: int, completion_tokens: int) -> Usage:
+    return Usage(
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        total_tokens=prompt_tokens + completion_tokens,
+    )
+
+
+DONE = ServerSentEvent(raw_data="[DONE]")  # the end of an OpenAI stream, not JSON
+
+
+# --- routes ---------------------------------------------------------------------------------------
+
 app = FastAPI(
     title="Toy model server",
     version="1.0.0",
     description="Completions served with uvicorn-keepalive and orjson-dispatch.",
 )
+router = APIRouter(prefix="/v1", route_class=DispatchRoute)
 
 
 @app.get("/health")
@@ -111,16 +225,13 @@ def models() -> ModelList:
     return ModelList(data=[card])
 
 
-@app.post("/v1/completions")
-@dispatch
+@router.post("/completions")
 async def completions(request: CompletionRequest, response: Response) -> Completion:
-    """Generate ``max_tokens`` tokens after the prompt."""
+    """Generate ``max_tokens`` tokens after the prompt (``"stream": true``: as events)."""
     prompt_ids = list(request.prompt.encode())
-    rng = random.Random(request.seed if request.seed is not None else request.prompt)
-    token_ids = [BYTE_TOKENS + rng.randrange(len(VOCABULARY)) for _ in range(request.max_tokens)]
-    logprobs = [math.log(rng.uniform(0.05, 1.0)) for _ in token_ids]
-    text = "".join(f" {VOCABULARY[token - BYTE_TOKENS]}" for token in token_ids)
-    # A header on the injected Response: dispatch keeps it, as FastAPI does.
+    tokens = list(generate(request.prompt, request.max_tokens, request.seed))
+    token_ids = [token_id for token_id, _, _ in tokens]
+    # A header on the injected Response: DispatchRoute keeps it, as FastAPI does.
     response.headers["x-model"] = MODEL
     return Completion(
         id=f"cmpl-{uuid.uuid4().hex}",
@@ -130,15 +241,107 @@ async def completions(request: CompletionRequest, response: Response) -> Complet
         choices=[
             Choice(
                 index=0,
-                text=text,
+                text="".join(text for _, _, text in tokens),
                 token_ids=token_ids,
-                logprobs=logprobs if request.logprobs else None,
+                logprobs=[logprob for _, logprob, _ in tokens] if request.logprobs else None,
                 finish_reason="length",
             )
         ],
-        usage=Usage(
-            prompt_tokens=len(prompt_ids),
-            completion_tokens=len(token_ids),
-            total_tokens=len(prompt_ids) + len(token_ids),
-        ),
+        usage=usage(len(prompt_ids), len(token_ids)),
     )
+
+
+@router.post("/completions/stream", response_class=EventSourceResponse, include_in_schema=False)
+async def stream_completions(
+    request: CompletionRequest,
+) -> AsyncIterator[CompletionChunk | ServerSentEvent]:
+    """``POST /v1/completions`` with ``"stream": true``: one event per token, then [DONE]."""
+    chunk_id, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
+    last = request.max_tokens - 1
+    for index, (_, _, text) in enumerate(
+        generate(request.prompt, request.max_tokens, request.seed)
+    ):
+        choice = ChunkChoice(text=text, finish_reason="length" if index == last else None)
+        yield CompletionChunk(id=chunk_id, created=created, model=MODEL, choices=[choice])
+    yield DONE
+
+
+@router.post("/chat/completions")
+async def chat_completions(request: ChatRequest) -> ChatCompletion:
+    """Answer the conversation with ``max_tokens`` tokens (``"stream": true``: as events)."""
+    texts = [text for _, _, text in generate(request.prompt, request.max_tokens, request.seed)]
+    message = ChatMessage(content="".join(texts))
+    return ChatCompletion(
+        id=f"chatcmpl-{uuid.uuid4().hex}",
+        created=int(time.time()),
+        model=MODEL,
+        choices=[ChatChoice(message=message, finish_reason="length")],
+        usage=usage(len(request.prompt.encode()), len(texts)),
+    )
+
+
+@router.post(
+    "/chat/completions/stream", response_class=EventSourceResponse, include_in_schema=False
+)
+async def stream_chat_completions(
+    request: ChatRequest,
+) -> AsyncIterator[ChatCompletionChunk | ServerSentEvent]:
+    """``POST /v1/chat/completions`` with ``"stream": true``: the role, each token, the end."""
+    chunk_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
+
+    def chunk(delta: Delta, finish: Literal["length"] | None = None) -> ChatCompletionChunk:
+        choice = ChatChunkChoice(delta=delta, finish_reason=finish)
+        return ChatCompletionChunk(id=chunk_id, created=created, model=MODEL, choices=[choice])
+
+    yield chunk(Delta(role="assistant", content=""))
+    for _, _, text in generate(request.prompt, request.max_tokens, request.seed):
+        yield chunk(Delta(content=text))
+    yield chunk(Delta(), "length")
+    yield DONE
+
+
+app.include_router(router)
+
+
+class StreamSwitch:
+    """Send a POST whose JSON body says ``"stream": true`` to the path's streaming route.
+
+    OpenAI's API answers whole or streamed on one path, chosen in the body; FastAPI chooses a
+    route by method and path, and streams from a generator route. This middleware reads the body
+    (and hands it on unchanged), so each answer comes from a route of its own kind.
+    """
+
+    def __init__(self, app: ASGIApp, paths: frozenset[str]) -> None:
+        self.app = app
+        self.paths = paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            streams = json.loads(body).get("stream") is True
+        except (ValueError, AttributeError):
+            streams = False  # FastAPI's validation answers it
+        if streams:
+            scope = {**scope, "path": f"{scope['path']}/stream"}
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # the disconnect, when it comes
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+app.add_middleware(StreamSwitch, paths=frozenset({"/v1/completions", "/v1/chat/completions"}))

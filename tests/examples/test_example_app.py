@@ -131,7 +131,12 @@ def test_invalid_request_is_rejected_by_fastapi_validation(client: httpx.Client)
 
 def test_openapi_documents_the_endpoints_and_their_models(client: httpx.Client) -> None:
     document = client.get("/openapi.json").json()
-    assert set(document["paths"]) == {"/health", "/v1/models", "/v1/completions"}
+    assert set(document["paths"]) == {
+        "/health",
+        "/v1/models",
+        "/v1/completions",
+        "/v1/chat/completions",
+    }
     completions = document["paths"]["/v1/completions"]["post"]
     assert completions["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/Completion"

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from starlette.types import ASGIApp
 
 from orjson_dispatch import dispatch
@@ -88,7 +89,7 @@ def ask(
 
 @dataclasses.dataclass(frozen=True)
 class Route:
-    """One route of a parity app."""
+    """One route of a parity app (``options`` may hold ``route_class_override=DispatchRoute``)."""
 
     path: str
     endpoint: Callable[..., Any]
@@ -99,7 +100,7 @@ def serve(*routes: Route) -> dict[str, httpx.Response]:
     """Build a FastAPI app with ``routes``, GET each one once and return the responses by path."""
     app = FastAPI()
     for route in routes:
-        app.add_api_route(route.path, route.endpoint, methods=["GET"], **route.options)
+        app.router.add_api_route(route.path, route.endpoint, methods=["GET"], **route.options)
     return asyncio.run(_get_all(app, [route.path for route in routes]))
 
 
@@ -113,11 +114,13 @@ async def _get_all(app: FastAPI, paths: list[str]) -> dict[str, httpx.Response]:
 class Twin:
     """One FastAPI app serving each endpoint twice: as FastAPI runs it, and under ``@dispatch``.
 
-    ``add`` registers an endpoint at ``/fastapi{path}`` and, decorated, at ``/dispatch{path}``;
+    ``add`` registers an endpoint at ``/fastapi{path}`` and, decorated, at ``/dispatch{path}``
+    (or, with ``route_class`` set, undecorated in a route of that class, e.g. ``DispatchRoute``);
     ``both`` requests the two and returns ``(fastapi, ours)``.
     """
 
     app: FastAPI = dataclasses.field(default_factory=FastAPI)
+    route_class: type[APIRoute] | None = None
 
     def add(
         self, methods: str | list[str], path: str, endpoint: Callable[..., Any], **route: Any
@@ -125,7 +128,16 @@ class Twin:
         """Register ``endpoint`` plain and under ``@dispatch``, with the same route options."""
         methods = [methods] if isinstance(methods, str) else methods
         self.app.add_api_route(f"/fastapi{path}", endpoint, methods=methods, **route)
-        self.app.add_api_route(f"/dispatch{path}", dispatch(endpoint), methods=methods, **route)
+        if self.route_class is None:
+            self.app.add_api_route(f"/dispatch{path}", dispatch(endpoint), methods=methods, **route)
+        else:
+            self.app.router.add_api_route(
+                f"/dispatch{path}",
+                endpoint,
+                methods=methods,
+                route_class_override=self.route_class,
+                **route,
+            )
 
     def both(self, method: str, path: str, **kwargs: Any) -> tuple[httpx.Response, httpx.Response]:
         """The answers of ``/fastapi{path}`` and ``/dispatch{path}``, in that order."""

@@ -14,7 +14,7 @@ import dataclasses
 import functools
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from fastapi import FastAPI, Response
@@ -26,7 +26,7 @@ from fastapi.responses import (
     RedirectResponse,
     StreamingResponse,
 )
-from starlette.types import ASGIApp
+from fastapi.routing import APIRoute
 
 from tests.orjson_dispatch.apps import UNTYPED, declare, make_endpoint
 from tests.orjson_dispatch.compare import assert_equivalent, assert_identical
@@ -36,13 +36,20 @@ Decorate = Callable[[Callable[..., Any]], Callable[..., Any]]
 """How the builder wraps each endpoint: unchanged for FastAPI's side, ``dispatch`` for ours."""
 
 
+class Build(Protocol):
+    """Builds a case's app, each endpoint wrapped by ``decorate``, its routes ``route_class``."""
+
+    def __call__(self, decorate: Decorate, route_class: type[APIRoute] = ...) -> FastAPI: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One parity example.
 
     Attributes:
         name: The behaviour, written as the test id.
-        build: Builds the app, wrapping each endpoint with the ``Decorate`` it is given.
+        build: Builds the app, wrapping each endpoint with the ``Decorate`` it is given (and
+            with ``route_class=DispatchRoute``, the app of the route class's parity test).
         fastapi_status: The status FastAPI itself answers.
         method: The request method.
         path: The request path (with its query string).
@@ -54,7 +61,7 @@ class Case:
     """
 
     name: str
-    build: Callable[[Decorate], ASGIApp]
+    build: Build
     fastapi_status: int
     method: str = "GET"
     path: str = "/"
@@ -65,13 +72,12 @@ class Case:
     compare: Callable[[httpx.Response, httpx.Response], None] = assert_identical
 
 
-def route(
-    endpoint: Callable[..., Any], method: str = "GET", **options: Any
-) -> Callable[[Decorate], FastAPI]:
+def route(endpoint: Callable[..., Any], method: str = "GET", **options: Any) -> Build:
     """A builder: an app with ``endpoint`` at ``/`` for ``method``, with route ``options``."""
 
-    def build(decorate: Decorate) -> FastAPI:
+    def build(decorate: Decorate, route_class: type[APIRoute] = APIRoute) -> FastAPI:
         app = FastAPI()
+        app.router.route_class = route_class
         app.add_api_route("/", decorate(endpoint), methods=[method], **options)
         return app
 

@@ -1,0 +1,93 @@
+"""The official ``openai`` client reads the example server's streams, as it reads OpenAI's.
+
+The server is the example app under a real ``uvicorn --http uvicorn_keepalive:Protocol`` process
+(the ``server`` fixture of ``test_example_app.py``). A streamed answer, concatenated, is the
+whole answer for the same seed: one chunk per token for completions; for chat completions the
+role first, one chunk per token, and an empty chunk carrying the finish reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from examples.model_server import router
+from orjson_dispatch import DispatchRoute
+from tests.examples.test_example_app import server
+
+__all__ = ["server"]  # the fixture, shared with test_example_app.py
+
+MODEL = "toy-lm-1"
+TOKENS = 12
+
+
+def _whole_and_streamed(base_url: str, kind: str, is_async: bool) -> tuple[str, list[str]]:
+    """The whole answer's text and the text of each streamed chunk, read by the openai client."""
+    if kind == "completions":
+        request: dict[str, Any] = {"prompt": "Hello"}
+    else:
+        request = {"messages": [{"role": "user", "content": "Hello"}]}
+    request.update(model=MODEL, max_tokens=TOKENS, seed=3)
+    if is_async:
+        return asyncio.run(_async_whole_and_streamed(base_url, kind, request))
+    with openai.OpenAI(base_url=base_url, api_key="dummy", max_retries=0) as client:
+        if kind == "completions":
+            whole = client.completions.create(**request).choices[0].text
+            stream = client.completions.create(**request, stream=True)
+            return whole, [chunk.choices[0].text for chunk in stream]
+        answer = client.chat.completions.create(**request).choices[0].message.content
+        chunks = client.chat.completions.create(**request, stream=True)
+        return answer or "", [chunk.choices[0].delta.content or "" for chunk in chunks]
+
+
+async def _async_whole_and_streamed(
+    base_url: str, kind: str, request: dict[str, Any]
+) -> tuple[str, list[str]]:
+    async with openai.AsyncOpenAI(base_url=base_url, api_key="dummy", max_retries=0) as client:
+        if kind == "completions":
+            whole = (await client.completions.create(**request)).choices[0].text
+            stream = await client.completions.create(**request, stream=True)
+            return whole, [chunk.choices[0].text async for chunk in stream]
+        answer = (await client.chat.completions.create(**request)).choices[0].message.content
+        chunks = await client.chat.completions.create(**request, stream=True)
+        return answer or "", [chunk.choices[0].delta.content or "" async for chunk in chunks]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("kind", ["completions", "chat"])
+def test_streamed_text_is_the_whole_answer(server: str, kind: str, is_async: bool) -> None:
+    whole, streamed = _whole_and_streamed(f"{server}/v1", kind, is_async)
+    assert len(whole.split()) == TOKENS
+    assert "".join(streamed) == whole
+    if kind == "completions":
+        assert len(streamed) == TOKENS
+        assert all(streamed)  # one token each
+    else:
+        assert len(streamed) == TOKENS + 2
+        assert streamed[0] == streamed[-1] == ""  # the role, then the finish reason
+
+
+@pytest.mark.parametrize("path", ["/v1/completions", "/v1/chat/completions"])
+def test_stream_is_server_sent_events_ending_with_done(server: str, path: str) -> None:
+    body = {"prompt": "Hi", "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 2}
+    with httpx.Client(base_url=server, timeout=30) as client:
+        response = client.post(path, json={**body, "stream": True})
+        whole = client.post(path, json=body)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream; charset=utf-8"
+    assert response.headers["cache-control"] == "no-cache"
+    events = response.content.split(b"\n\n")
+    assert events[-2:] == [b"data: [DONE]", b""]
+    assert all(event.startswith(b"data: {") for event in events[:-2])
+    assert whole.headers["content-type"] == "application/json"
+
+
+def test_completion_routes_are_serialized_by_orjson() -> None:
+    assert len(router.routes) == 4
+    for route in router.routes:
+        assert isinstance(route, DispatchRoute)
+        assert route.dispatched, route.path
