@@ -27,9 +27,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import orjson_dispatch
 import pytest
 from fastapi import routing
+
+import orjson_dispatch
 
 MODES = ("dispatch", "route")
 MODE_VARIABLE = "ORJSON_DISPATCH_SUITE_MODE"
@@ -64,7 +65,9 @@ def _patch_endpoints() -> None:
     original = routing.APIRoute.__init__
 
     @functools.wraps(original)
-    def __init__(self: routing.APIRoute, path: str, endpoint: Any, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self: routing.APIRoute, path: str, endpoint: Any, *args: Any, **kwargs: Any
+    ) -> None:
         original(self, path, _wrap(endpoint), *args, **kwargs)
 
     routing.APIRoute.__init__ = __init__  # type: ignore[method-assign]

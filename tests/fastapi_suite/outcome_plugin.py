@@ -52,6 +52,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         outcomes[report.nodeid] = {"outcome": "error", "reason": _reason(report)}
+    elif report.skipped:  # a module that skips itself (pytest.importorskip)
+        outcomes[report.nodeid] = {"outcome": "skipped", "reason": ""}
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -4,11 +4,13 @@ The tests come from the sdist of the installed FastAPI (downloaded once with pip
 .cache/fastapi-tests/<version>/: tests/, docs_src/, the pyproject.toml holding FastAPI's pytest
 configuration and the one image a tutorial test reads); FastAPI itself is the installed one.
 
-Run one file of FastAPI's suite by hand (paths are relative to the cached suite)::
+Run FastAPI's suite by hand, through orjson-dispatch (``--baseline``: without it; ``--mode
+route``: on DispatchRoute); other arguments go to pytest, test paths are relative to the cached
+suite (default ``tests``, all of it)::
 
     .venv/bin/python tests/fastapi_suite/suite_runner.py tests/test_default_response_class.py
-    .venv/bin/python tests/fastapi_suite/suite_runner.py --baseline tests/test_default_response_class.py
-    .venv/bin/python tests/fastapi_suite/suite_runner.py --mode route -n 2 tests/test_stream_json.py
+    .venv/bin/python tests/fastapi_suite/suite_runner.py --baseline tests/test_dependency_wrapped.py
+    .venv/bin/python tests/fastapi_suite/suite_runner.py -n 2
 """
 
 from __future__ import annotations
