@@ -9,7 +9,6 @@ that cannot pass here (a missing tool, no network) fail or skip in both runs, wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
@@ -23,7 +22,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 HERE = Path(__file__).resolve().parent
 PYTEST_ARGS = ["-n", "2", "-q", "tests"]
-SUMMARY: list[str] = []
 
 
 def expected_differences() -> dict[str, str]:
@@ -46,7 +44,7 @@ def baseline() -> Run:
     return run
 
 
-def compare(baseline: Run, through: Run, mode: str) -> None:
+def compare(baseline: Run, through: Run, mode: str, summary: list[str]) -> None:
     listed = expected_differences()
     stale = [test for test in listed if baseline.outcomes.get(test, {}).get("outcome") != "passed"]
     assert not stale, (
@@ -60,7 +58,7 @@ def compare(baseline: Run, through: Run, mode: str) -> None:
     }
     unexpected = {test: result for test, result in differences.items() if test not in listed}
     routes = ", ".join(f"{number} {what}" for what, number in through.routes.most_common())
-    SUMMARY.append(
+    summary.append(
         f"FastAPI {version('fastapi')} suite, {len(baseline.outcomes)} tests: "
         f"baseline {baseline.count('passed')} passed in {baseline.seconds:.0f}s; "
         f"{mode} mode {through.count('passed')} passed in {through.seconds:.0f}s; "
@@ -79,26 +77,16 @@ def compare(baseline: Run, through: Run, mode: str) -> None:
         )
 
 
-def test_every_endpoint_wrapped_in_dispatch(baseline: Run) -> None:
+def test_every_endpoint_wrapped_in_dispatch(baseline: Run, summary: list[str]) -> None:
     through = suite_runner.run("dispatch", PYTEST_ARGS)
     assert through.routes["wrapped"] > 0.9 * sum(through.routes.values()), through.routes
-    compare(baseline, through, "dispatch")
+    compare(baseline, through, "dispatch", summary)
 
 
 @pytest.mark.skipif(
     not hasattr(orjson_dispatch, "DispatchRoute"), reason="orjson_dispatch has no DispatchRoute"
 )
-def test_every_router_on_dispatch_route(baseline: Run) -> None:
+def test_every_router_on_dispatch_route(baseline: Run, summary: list[str]) -> None:
     through = suite_runner.run("route", PYTEST_ARGS)
     assert through.routes["DispatchRoute"] > 0.9 * sum(through.routes.values()), through.routes
-    compare(baseline, through, "route")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _print_summary(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and SUMMARY:
-        reporter.write_line("")
-        for line in SUMMARY:
-            reporter.write_line(line)
+    compare(baseline, through, "route", summary)
