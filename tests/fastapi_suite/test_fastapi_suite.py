@@ -44,6 +44,12 @@ def baseline() -> Run:
     return run
 
 
+def missing(run: Run, test: str) -> dict[str, str]:
+    """The outcome of a test that did not run: its module's collection error, if any."""
+    module = run.outcomes.get(test.partition("::")[0], {})
+    return {"outcome": "missing", "reason": module.get("reason", "")}
+
+
 def compare(baseline: Run, through: Run, mode: str, summary: list[str]) -> None:
     listed = expected_differences()
     stale = [test for test in listed if baseline.outcomes.get(test, {}).get("outcome") != "passed"]
@@ -51,7 +57,7 @@ def compare(baseline: Run, through: Run, mode: str, summary: list[str]) -> None:
         f"expected_differences.txt names tests that do not pass without dispatch: {stale}"
     )
     differences = {
-        test: through.outcomes.get(test, {"outcome": "missing", "reason": ""})
+        test: through.outcomes.get(test) or missing(through, test)
         for test, result in baseline.outcomes.items()
         if result["outcome"] == "passed"
         and through.outcomes.get(test, {}).get("outcome") != "passed"
