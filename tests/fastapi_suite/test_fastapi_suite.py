@@ -1,0 +1,102 @@
+"""FastAPI's own test suite passes with every route served through orjson-dispatch.
+
+The suite of the installed FastAPI (suite_runner.py fetches it) runs on 2 cores with
+dispatch_plugin.py, which wraps every APIRoute endpoint in `dispatch` (or, in route mode, gives
+every router `orjson_dispatch.DispatchRoute`). Then every test that did not pass runs again
+without orjson-dispatch, the baseline: each one that passes there is a difference, and must be
+listed in expected_differences.txt. Tests that cannot pass here (a missing tool, no network)
+fail or skip in both runs, which is fine.
+
+The baseline runs only the tests that did not pass because a full baseline run costs as much
+as a run through dispatch, and the CI's whole budget is 10 minutes on 2 cores; the outcomes are
+the same, since a test that passes through dispatch is no difference whatever the baseline says.
+For a full baseline by hand: ``.venv/bin/python tests/fastapi_suite/suite_runner.py --baseline``.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+import orjson_dispatch
+from tests.fastapi_suite import suite_runner
+from tests.fastapi_suite.suite_runner import Run
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+HERE = Path(__file__).resolve().parent
+
+
+def expected_differences() -> dict[str, str]:
+    """Test id to reason, from expected_differences.txt."""
+    listed = {}
+    for line in (HERE / "expected_differences.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            test_id, separator, reason = line.partition(" -- ")
+            assert separator, f"expected_differences.txt: no ' -- <reason>' in: {line}"
+            assert reason.strip(), f"expected_differences.txt: empty reason in: {line}"
+            listed[test_id.strip()] = reason.strip()
+    return listed
+
+
+def outcome(run: Run, test: str) -> dict[str, str]:
+    """The outcome of `test` in `run`; for a test that did not run, its module's error, if any."""
+    module = run.outcomes.get(test.partition("::")[0], {})
+    return run.outcomes.get(test) or {"outcome": "missing", "reason": module.get("reason", "")}
+
+
+def check_suite(mode: str, summary: list[str]) -> None:
+    through = suite_runner.run(mode, ["-n", "2", "-q", "tests"])
+    # Tests (or modules that failed to import) that did not pass, run again without dispatch.
+    again = sorted(
+        test for test, result in through.outcomes.items() if result["outcome"] != "passed"
+    )
+    baseline = suite_runner.run(None, ["-q", *again]) if again else Run({})
+    # The suite really ran, with its dependencies installed (dev group): nearly all pass.
+    assert len(through.outcomes) > 1000, through.output[-5000:]
+    failing = len(baseline.outcomes) - baseline.count("passed") - baseline.count("skipped")
+    assert failing < 0.02 * len(through.outcomes), baseline.output[-5000:]
+
+    listed = expected_differences()
+    unknown = [test for test in listed if outcome(through, test)["outcome"] == "missing"]
+    assert not unknown, f"expected_differences.txt names tests FastAPI's suite lacks: {unknown}"
+    differences = {
+        test: outcome(through, test)
+        for test, result in baseline.outcomes.items()
+        if result["outcome"] == "passed" and outcome(through, test)["outcome"] != "passed"
+    }
+    unexpected = {test: result for test, result in differences.items() if test not in listed}
+    routes = ", ".join(f"{number} {what}" for what, number in through.routes.most_common())
+    summary.append(
+        f"FastAPI {version('fastapi')}, {mode} mode: {len(through.outcomes)} tests, "
+        f"{through.count('passed')} passed in {through.seconds:.0f}s; routes: {routes}; "
+        f"baseline of the {len(again)} others: {baseline.count('passed')} passed in "
+        f"{baseline.seconds:.0f}s; {len(differences)} differences "
+        f"({len(differences) - len(unexpected)} expected)"
+    )
+    report = "\n".join(
+        f"{test}: {result['outcome']}: {result['reason']}"
+        for test, result in sorted(unexpected.items())
+    )
+    if unexpected:
+        pytest.fail(
+            f"{len(unexpected)} of FastAPI's tests pass without orjson-dispatch and fail with "
+            f"it ({mode} mode):\n{report}",
+            pytrace=False,
+        )
+    assert through.routes[{"dispatch": "wrapped", "route": "DispatchRoute"}[mode]] > 0.9 * sum(
+        through.routes.values()
+    ), through.routes
+
+
+def test_every_endpoint_wrapped_in_dispatch(summary: list[str]) -> None:
+    check_suite("dispatch", summary)
+
+
+@pytest.mark.skipif(
+    not hasattr(orjson_dispatch, "DispatchRoute"), reason="orjson_dispatch has no DispatchRoute"
+)
+def test_every_router_on_dispatch_route(summary: list[str]) -> None:
+    check_suite("route", summary)
