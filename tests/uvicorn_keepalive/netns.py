@@ -18,6 +18,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,8 @@ class Lab:
 
 
 def _check_prerequisites() -> None:
+    if sys.platform != "linux":
+        raise NetnsUnavailableError(f"network namespaces are Linux only, not {sys.platform}")
     if os.geteuid() != 0:
         raise NetnsUnavailableError("network namespaces need root (euid is not 0)")
     for program in ("ip", "iptables", "sysctl", "curl"):
