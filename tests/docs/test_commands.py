@@ -36,3 +36,12 @@ def test_named_script_exists_and_is_executable(document: str, script: str) -> No
     path = ROOT / script
     assert path.is_file(), f"{document} names {script}, which does not exist"
     assert os.access(path, os.X_OK) or path.suffix == ".py", f"{script} is not executable"
+
+
+def test_the_readme_names_every_package_scripts_test_installs() -> None:
+    script = (ROOT / "scripts" / "system-packages").read_text()
+    packages = set(re.findall(r"\[[\w-]+\]=([\w-]+)", script))
+    assert packages >= {"iproute2", "iptables", "procps", "curl", "wrk"}
+    readme = (ROOT / "README.md").read_text()
+    for package in packages:
+        assert f"| `{package}` |" in readme, f"README.md does not say why {package} is installed"

@@ -1,7 +1,9 @@
 """The example model server, served the way scripts/demo serves it, over real HTTP.
 
 A real uvicorn process (``--http uvicorn_keepalive:Protocol``, port 0) and a real
-client; the keepalive timer is read back from the kernel with ``ss``.
+client; the keepalive timer is read back from the kernel with ``ss``. scripts/demo
+itself runs on a free port (its own .venv-demo, created on its first run) and
+answers the curl line it prints; on a taken port it stops before announcing a URL.
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ from examples.model_server import Completion, Health, ModelList
 ROOT = Path(__file__).resolve().parents[2]
 
 STARTUP_TIMEOUT = 30.0
+# scripts/demo creates .venv-demo on its first run: pip downloads and installs.
+DEMO_INSTALL_TIMEOUT = 300.0
 KEEPALIVE_IDLE = 45  # seconds; not the default 60, to show the environment is read
 
 
-def wait_for_line(stream: IO[str], pattern: str, seen: list[str]) -> re.Match[str]:
-    """Read ``stream`` until a line matches ``pattern``; fail at EOF or after the timeout."""
-    deadline = time.monotonic() + STARTUP_TIMEOUT
+def wait_for_line(
+    stream: IO[str], pattern: str, seen: list[str], timeout: float = STARTUP_TIMEOUT
+) -> re.Match[str]:
+    """Read ``stream`` until a line matches ``pattern``; fail at EOF or after ``timeout``."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         line = stream.readline()
         if not line:
@@ -174,6 +180,7 @@ def free_port() -> int:
         return port
 
 
+@pytest.mark.timeout(DEMO_INSTALL_TIMEOUT + 60)
 def test_scripts_demo_serves_and_prints_a_working_curl_line() -> None:
     port = free_port()
     process = subprocess.Popen(
@@ -187,7 +194,7 @@ def test_scripts_demo_serves_and_prints_a_working_curl_line() -> None:
     try:
         assert process.stdout is not None
         seen: list[str] = []
-        curl = wait_for_line(process.stdout, r"^curl .*", seen).group(0)
+        curl = wait_for_line(process.stdout, r"^curl .*", seen, DEMO_INSTALL_TIMEOUT).group(0)
         assert f"http://127.0.0.1:{port}/openapi.json" in "".join(seen)
         wait_for_line(process.stdout, r"Uvicorn running on http://127.0.0.1:\d+", seen)
         answer = subprocess.run(
@@ -197,3 +204,23 @@ def test_scripts_demo_serves_and_prints_a_working_curl_line() -> None:
         assert len(completion.choices[0].token_ids) == 8
     finally:
         stop(process)
+
+
+@pytest.mark.timeout(DEMO_INSTALL_TIMEOUT + 60)
+def test_scripts_demo_on_a_taken_port_says_so_before_serving() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(ROOT / "scripts" / "demo")],
+            env={**os.environ, "PORT": str(port)},
+            capture_output=True,
+            text=True,
+            timeout=DEMO_INSTALL_TIMEOUT,
+            check=False,
+        )
+    assert done.returncode != 0
+    assert f"port {port} on 127.0.0.1 is taken" in done.stderr
+    assert "PORT=9000 scripts/demo" in done.stderr
+    assert "serving" not in done.stdout + done.stderr

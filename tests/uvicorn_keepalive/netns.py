@@ -18,6 +18,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +30,31 @@ SERVER_ADDRESS = "198.51.100.2"
 
 # A single `ip` / `iptables` / `sysctl` call never takes long; a hung one must not hang the run.
 COMMAND_TIMEOUT = 10.0
+# iptables and sysctl live in sbin directories, which a non-login or non-root PATH often lacks
+# (Debian's default PATH for users has no /usr/sbin); they are searched after PATH.
+SBIN_DIRECTORIES = ("/usr/local/sbin", "/usr/sbin", "/sbin")
 
 _lab_numbers = itertools.count()
 
 
 class NetnsUnavailableError(Exception):
     """This machine lacks a capability the lab needs (root, a program, netns, conntrack)."""
+
+
+def which(program: str) -> str | None:
+    """The absolute path of ``program`` on PATH or in an sbin directory, or None."""
+    path = os.pathsep.join([os.environ.get("PATH", os.defpath), *SBIN_DIRECTORIES])
+    return shutil.which(program, path=path)
+
+
+def _program(program: str) -> str:
+    found = which(program)
+    if found is None:
+        raise NetnsUnavailableError(
+            f"`{program}` is not installed: not on PATH nor in {', '.join(SBIN_DIRECTORIES)}"
+            " (scripts/system-packages installs it)"
+        )
+    return found
 
 
 def _run(argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
@@ -60,7 +80,8 @@ class Lab:
         client: namespace of the client, default route via the router.
         router: namespace of the router, which forwards between both sides.
         server: namespace of the server, default route via the router.
-        iptables: the iptables program that worked here (``iptables`` or ``iptables-legacy``).
+        iptables: the path of the iptables program that worked here (``iptables`` or
+            ``iptables-legacy``).
     """
 
     client: str
@@ -71,20 +92,20 @@ class Lab:
     def drop_all_traffic(self, namespace: str) -> None:
         """Make ``namespace`` silently discard every packet it receives or would send."""
         for chain in ("INPUT", "OUTPUT"):
-            _run(["ip", "netns", "exec", namespace, self.iptables, "-A", chain, "-j", "DROP"])
+            _run([_program("ip"), "netns", "exec", namespace, self.iptables,
+                  "-A", chain, "-j", "DROP"])  # fmt: skip
 
 
 def _check_prerequisites() -> None:
+    if sys.platform != "linux":
+        raise NetnsUnavailableError(f"network namespaces are Linux only, not {sys.platform}")
     if os.geteuid() != 0:
         raise NetnsUnavailableError("network namespaces need root (euid is not 0)")
     for program in ("ip", "iptables", "sysctl", "curl"):
-        if shutil.which(program) is None:
-            raise NetnsUnavailableError(
-                f"`{program}` is not installed (scripts/system-packages installs it)"
-            )
+        _program(program)
 
 
-def _make_router_stateful(router: str, established_timeout: int) -> str:
+def _make_router_stateful(ip: str, router: str, established_timeout: int) -> str:
     """Install the conntrack-only forwarding policy; return the iptables that accepted it."""
     # The policy comes last, so a backend that rejects the match never leaves a dropping chain.
     rules = [
@@ -97,16 +118,17 @@ def _make_router_stateful(router: str, established_timeout: int) -> str:
     # namespace. Debian's `iptables` drives nf_tables; `iptables-legacy` serves a kernel that
     # was built with the legacy xtables only.
     failures: list[str] = []
-    for iptables in ("iptables", "iptables-legacy"):
-        if shutil.which(iptables) is None:
+    for name in ("iptables", "iptables-legacy"):
+        iptables = which(name)
+        if iptables is None:
             continue
         try:
             for rule in rules:
-                _run(["ip", "netns", "exec", router, iptables, *rule])
+                _run([ip, "netns", "exec", router, iptables, *rule])
         except subprocess.CalledProcessError as error:
             failures.append(_describe(error))
             subprocess.run(
-                ["ip", "netns", "exec", router, iptables, "-F", "FORWARD"],
+                [ip, "netns", "exec", router, iptables, "-F", "FORWARD"],
                 capture_output=True,
                 timeout=COMMAND_TIMEOUT,
                 check=False,
@@ -117,14 +139,14 @@ def _make_router_stateful(router: str, established_timeout: int) -> str:
         raise NetnsUnavailableError(f"the iptables conntrack match is unavailable: {failures}")
     loose = "/proc/sys/net/netfilter/nf_conntrack_tcp_loose"
     try:
-        _run(["ip", "netns", "exec", router, "test", "-e", loose])
+        _run([ip, "netns", "exec", router, "test", "-e", loose])
     except subprocess.CalledProcessError as error:
         raise NetnsUnavailableError(
             f"conntrack is unavailable: no {loose} in a namespace"
         ) from error
     host_before = _host_conntrack_settings()
     _run([
-        "ip", "netns", "exec", router, "sysctl", "-q", "-w",
+        ip, "netns", "exec", router, _program("sysctl"), "-q", "-w",
         "net.ipv4.ip_forward=1",
         "net.netfilter.nf_conntrack_tcp_loose=0",
         f"net.netfilter.nf_conntrack_tcp_timeout_established={established_timeout}",
@@ -156,13 +178,14 @@ def build_lab(established_timeout: int) -> Iterator[Lab]:
         NetnsUnavailableError: a capability is missing; the message names it.
     """
     _check_prerequisites()
+    ip = _program("ip")
     prefix = f"uvicorn-keepalive-{os.getpid()}-{next(_lab_numbers)}"
     client, router, server = f"{prefix}-client", f"{prefix}-router", f"{prefix}-server"
     created: list[str] = []
     try:
         for name in (client, router, server):
             try:
-                _run(["ip", "netns", "add", name])
+                _run([ip, "netns", "add", name])
             except subprocess.CalledProcessError as error:
                 raise NetnsUnavailableError(
                     f"cannot create a namespace: {_describe(error)}"
@@ -170,9 +193,9 @@ def build_lab(established_timeout: int) -> Iterator[Lab]:
             created.append(name)
         # Both ends of each veth pair are created inside their namespaces: no interface name
         # ever appears in the host namespace, where a parallel run could collide with it.
-        _run(["ip", "link", "add", "c0", "netns", client, "type", "veth",
+        _run([ip, "link", "add", "c0", "netns", client, "type", "veth",
               "peer", "name", "r0", "netns", router])  # fmt: skip
-        _run(["ip", "link", "add", "s0", "netns", server, "type", "veth",
+        _run([ip, "link", "add", "s0", "netns", server, "type", "veth",
               "peer", "name", "r1", "netns", router])  # fmt: skip
         for namespace, device, address, gateway in (
             (client, "c0", CLIENT_ADDRESS, ROUTER_CLIENT_SIDE),
@@ -180,18 +203,18 @@ def build_lab(established_timeout: int) -> Iterator[Lab]:
             (router, "r0", ROUTER_CLIENT_SIDE, None),
             (router, "r1", ROUTER_SERVER_SIDE, None),
         ):
-            _run(["ip", "-n", namespace, "address", "add", f"{address}/24", "dev", device])
-            _run(["ip", "-n", namespace, "link", "set", device, "up"])
+            _run([ip, "-n", namespace, "address", "add", f"{address}/24", "dev", device])
+            _run([ip, "-n", namespace, "link", "set", device, "up"])
             if gateway is not None:
-                _run(["ip", "-n", namespace, "route", "add", "default", "via", gateway])
+                _run([ip, "-n", namespace, "route", "add", "default", "via", gateway])
         for namespace in created:
-            _run(["ip", "-n", namespace, "link", "set", "lo", "up"])
-        iptables = _make_router_stateful(router, established_timeout)
+            _run([ip, "-n", namespace, "link", "set", "lo", "up"])
+        iptables = _make_router_stateful(ip, router, established_timeout)
         yield Lab(client=client, router=router, server=server, iptables=iptables)
     finally:
         for name in reversed(created):
             subprocess.run(
-                ["ip", "netns", "delete", name],
+                [ip, "netns", "delete", name],
                 capture_output=True,
                 timeout=COMMAND_TIMEOUT,
                 check=False,

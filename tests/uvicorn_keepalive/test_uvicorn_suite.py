@@ -26,6 +26,25 @@ CACHE = ROOT / ".cache" / "uvicorn-tests"
 pytestmark = pytest.mark.slow
 
 
+def extract(archive: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
+    """Extract regular files and directories of ``members`` below ``dest``, nothing else.
+
+    Raises:
+        ValueError: a member is absolute, climbs out with ``..``, or is a link or device.
+    """
+    # The ``filter`` argument came with Python 3.12 and was backported to 3.11.4 and 3.10.12
+    # (CVE-2007-4559, gh-102950); Debian 12's 3.11.2 lacks it. Without it, refuse anything
+    # that could write outside ``dest`` before extracting.
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(dest, members=members, filter="data")
+        return
+    for member in members:
+        name = Path(member.name)
+        if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
+            raise ValueError(f"refusing to extract {member.name!r} from {archive.name!r}")
+    archive.extractall(dest, members=members)
+
+
 def uvicorn_tests(uvicorn_version: str) -> Path:
     """The directory holding uvicorn's tests/ and pyproject.toml for ``uvicorn_version``."""
     target = CACHE / uvicorn_version
@@ -58,7 +77,7 @@ def uvicorn_tests(uvicorn_version: str) -> Path:
                 for member in sdist.getmembers()
                 if member.name.startswith(f"{top}tests/") or member.name == f"{top}pyproject.toml"
             ]
-            sdist.extractall(scratch, members=members, filter="data")
+            extract(sdist, members, Path(scratch))
         # Only tests/ and pyproject.toml: uvicorn itself must come from site-packages.
         (Path(scratch) / top).rename(target)
     return target
@@ -101,3 +120,15 @@ def test_uvicorn_http_protocol_suite() -> None:
     assert "FAILED" not in report
     # The modules under test really were the installed ones, not copies from the sdist.
     assert not (suite / "uvicorn").exists()
+
+
+@pytest.mark.parametrize("name", ["../escaped", "{tmp}/escaped"])
+def test_extract_refuses_members_outside_the_destination(tmp_path: Path, name: str) -> None:
+    archive_path = tmp_path / "archive.tar"
+    with tarfile.open(archive_path, "w") as archive:
+        archive.addfile(tarfile.TarInfo(name.format(tmp=tmp_path)))
+    (tmp_path / "dest").mkdir()
+    # data_filter raises tarfile.FilterError (a TarError); the fallback raises ValueError.
+    with tarfile.open(archive_path) as archive, pytest.raises((ValueError, tarfile.TarError)):
+        extract(archive, archive.getmembers(), tmp_path / "dest")
+    assert not (tmp_path / "escaped").exists()
