@@ -204,7 +204,7 @@ def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
         if not field.exclude:
             output.append((name, _key(name, field.serialization_alias or field.alias, by_alias)))
     computed: list[tuple[str, str, Check | None]] = []
-    for name, info in cls.__pydantic_computed_fields__.items():
+    for name, info in cls.model_computed_fields.items():
         return_type = info.return_type
         check = None if return_type is PydanticUndefined else analyse(return_type, by_alias)
         computed.append((name, _key(name, info.alias, by_alias), check))

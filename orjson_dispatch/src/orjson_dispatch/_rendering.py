@@ -8,6 +8,7 @@ the headers its `__init__` sets) while the body comes from orjson, the class is 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
@@ -64,16 +65,21 @@ def rendering(response_class: type[Response]) -> type[Response]:
                 return content.body
             return bytes(render(self, content))
 
-        subclass = type(
-            response_class.__name__,
-            (response_class,),
-            {
-                "render": render_encoded,
-                "__module__": response_class.__module__,
-                "__qualname__": response_class.__qualname__,
-                "__doc__": response_class.__doc__,
-            },
-        )
+        with warnings.catch_warnings():
+            # FastAPI deprecates ORJSONResponse and UJSONResponse (a FastAPIDeprecationWarning,
+            # a UserWarning), subclassing included; FastAPI warns when such a response is
+            # created, as it still is, not here.
+            warnings.simplefilter("ignore")
+            subclass = type(
+                response_class.__name__,
+                (response_class,),
+                {
+                    "render": render_encoded,
+                    "__module__": response_class.__module__,
+                    "__qualname__": response_class.__qualname__,
+                    "__doc__": response_class.__doc__,
+                },
+            )
         type.__setattr__(response_class, _SUBCLASS, subclass)
     return subclass
 
