@@ -84,6 +84,9 @@ class DispatchRoute(APIRoute):
                 "response_field": _ResponseField(field, serialization),
                 "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
             }
+            if hasattr(route, "secure_cloned_response_field"):
+                # FastAPI before 0.128.4 builds the handler from a clone of the field.
+                substitutes["secure_cloned_response_field"] = substitutes["response_field"]
         with _substituted(route, substitutes):
             handler = super().get_route_handler()
         self.dispatched = True

@@ -65,6 +65,7 @@ from tests.orjson_dispatch.strategies.leaves import (
 )
 from tests.orjson_dispatch.strategies.untyped import deep_values, untyped_values
 from tests.orjson_dispatch.strategies.unvalidated import assign_unvalidated
+from tests.orjson_dispatch.versions import INF_NAN_MODES
 
 _COUNTER = itertools.count()
 
@@ -230,7 +231,7 @@ def model_specs(draw: st.DrawFn, depth: int = 1) -> TypeSpec:
     if extra is not None:
         config["extra"] = extra
     inf_nan: Literal["null", "strings", "constants"] | None = draw(
-        st.sampled_from([None, None, None, "null", "strings", "constants"])
+        st.sampled_from([None, None, None, *INF_NAN_MODES])
     )
     if inf_nan is not None:
         config["ser_json_inf_nan"] = inf_nan

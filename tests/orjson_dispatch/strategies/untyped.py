@@ -46,6 +46,7 @@ from tests.orjson_dispatch.strategies.leaves import (
     walk_any,
 )
 from tests.orjson_dispatch.strategies.unvalidated import assign_unvalidated
+from tests.orjson_dispatch.versions import BY_NAME_AND_ALIAS, INF_NAN_MODES
 
 #: Discrepancies reported to the implementation and not fixed yet, each pinned by a strict xfail
 #: example in test_counterexamples.py. The property tests stop drawing these inputs so that they
@@ -119,13 +120,13 @@ def dynamic_models(draw: st.DrawFn, children: st.SearchStrategy[Any]) -> BaseMod
     are assigned stand-ins without validation (``assign_unvalidated``).
     """
     names = draw(st.lists(st.sampled_from(sorted(_DYNAMIC_FIELDS)), unique=True, max_size=4))
-    config = ConfigDict(validate_by_name=True, validate_by_alias=True)
+    config = ConfigDict(**BY_NAME_AND_ALIAS)  # type: ignore[typeddict-item]
     if draw(st.booleans()):
         config["alias_generator"] = to_camel
     if draw(st.booleans()):
         config["extra"] = "allow"
     inf_nan: Literal["null", "strings", "constants"] | None = draw(
-        st.sampled_from([None, "null", "strings", "constants"])
+        st.sampled_from([None, *INF_NAN_MODES])
     )
     if inf_nan is not None:
         config["ser_json_inf_nan"] = inf_nan
