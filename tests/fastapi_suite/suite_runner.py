@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import Counter
@@ -30,6 +29,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+if __name__ == "__main__":  # run as a script: the repository's tests package must import
+    sys.path.insert(0, str(ROOT))
+
+from tests.sdist import source_tree  # noqa: E402
+
 CACHE = ROOT / ".cache" / "fastapi-tests"
 # What the suite needs from the sdist besides FastAPI itself.
 WANTED = ("tests/", "docs_src/", "pyproject.toml", "docs/en/docs/img/favicon.png")
@@ -41,48 +45,7 @@ MODE_VARIABLE = "ORJSON_DISPATCH_SUITE_MODE"
 
 def fastapi_tests(fastapi_version: str | None = None) -> Path:
     """The directory holding FastAPI's tests/, docs_src/ and pyproject.toml, fetched if missing."""
-    fastapi_version = fastapi_version or version("fastapi")
-    target = CACHE / fastapi_version
-    if (target / "pyproject.toml").exists():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                f"fastapi=={fastapi_version}",
-                "--dest",
-                scratch,
-            ],
-            check=True,
-        )
-        [archive] = Path(scratch).glob("fastapi-*.tar.gz")
-        top = f"fastapi-{fastapi_version}/"
-        with tarfile.open(archive) as sdist:
-            members = [
-                member
-                for member in sdist.getmembers()
-                if member.name.startswith(top)
-                and member.name[len(top) :].startswith(WANTED)
-                and (member.isfile() or member.isdir())
-                and ".." not in Path(member.name).parts
-            ]
-            # extractall(filter=...) came with Python 3.11.4 (and 3.10.12); without it the
-            # members above are already limited to plain files and folders inside `top`.
-            if hasattr(tarfile, "data_filter"):
-                sdist.extractall(scratch, members=members, filter="data")
-            else:  # pragma: no cover - depends on the interpreter's patch level
-                sdist.extractall(scratch, members=members)
-        (Path(scratch) / top).rename(target)
-    return target
+    return source_tree("fastapi", fastapi_version or version("fastapi"), WANTED, CACHE)
 
 
 @dataclass

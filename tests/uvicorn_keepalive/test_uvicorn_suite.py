@@ -13,11 +13,12 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+
+from tests.sdist import extract, source_tree
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -26,61 +27,9 @@ CACHE = ROOT / ".cache" / "uvicorn-tests"
 pytestmark = pytest.mark.slow
 
 
-def extract(archive: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path) -> None:
-    """Extract regular files and directories of ``members`` below ``dest``, nothing else.
-
-    Raises:
-        ValueError: a member is absolute, climbs out with ``..``, or is a link or device.
-    """
-    # The ``filter`` argument came with Python 3.12 and was backported to 3.11.4 and 3.10.12
-    # (CVE-2007-4559, gh-102950); Debian 12's 3.11.2 lacks it. Without it, refuse anything
-    # that could write outside ``dest`` before extracting.
-    if hasattr(tarfile, "data_filter"):
-        archive.extractall(dest, members=members, filter="data")
-        return
-    for member in members:
-        name = Path(member.name)
-        if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
-            raise ValueError(f"refusing to extract {member.name!r} from {archive.name!r}")
-    archive.extractall(dest, members=members)
-
-
 def uvicorn_tests(uvicorn_version: str) -> Path:
     """The directory holding uvicorn's tests/ and pyproject.toml for ``uvicorn_version``."""
-    target = CACHE / uvicorn_version
-    if (target / "pyproject.toml").exists():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=CACHE) as scratch:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                f"uvicorn=={uvicorn_version}",
-                "--dest",
-                scratch,
-            ],
-            check=True,
-        )
-        [archive] = Path(scratch).glob("uvicorn-*.tar.gz")
-        top = f"uvicorn-{uvicorn_version}/"
-        with tarfile.open(archive) as sdist:
-            members = [
-                member
-                for member in sdist.getmembers()
-                if member.name.startswith(f"{top}tests/") or member.name == f"{top}pyproject.toml"
-            ]
-            extract(sdist, members, Path(scratch))
-        # Only tests/ and pyproject.toml: uvicorn itself must come from site-packages.
-        (Path(scratch) / top).rename(target)
-    return target
+    return source_tree("uvicorn", uvicorn_version, ("tests/", "pyproject.toml"), CACHE)
 
 
 def test_uvicorn_http_protocol_suite() -> None:
