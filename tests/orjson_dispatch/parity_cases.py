@@ -162,7 +162,8 @@ CASES: list[Case] = [
     ),
     Case(
         "route-status-204-answers-an-empty-body",
-        route(_no_content, "DELETE", status_code=204),
+        # response_model=None: FastAPI 0.115 refuses a `-> None` annotation on a 204 route.
+        route(_no_content, "DELETE", status_code=204, response_model=None),
         204,
         method="DELETE",
         fastapi_body=b"",

@@ -21,7 +21,11 @@ from tests.orjson_dispatch.compare import json_pairs
 from tests.orjson_dispatch.oracles import fastapi_untyped
 from tests.orjson_dispatch.strategies.hostile import Day, Price, RenamingDict, ReversedList
 from tests.orjson_dispatch.strategies.leaves import Attrs, Kind, Point, Tag
-from tests.orjson_dispatch.versions import NAN_AS_STRINGS, NEEDS_NAN_AS_STRINGS
+from tests.orjson_dispatch.versions import (
+    FASTAPI_DUMPS_JSON,
+    NAN_AS_STRINGS,
+    NEEDS_NAN_AS_STRINGS,
+)
 
 
 def answers(value: Any, annotation: Any = UNTYPED, **route: Any) -> tuple[int, bytes, int, bytes]:
@@ -202,7 +206,9 @@ def test_explicit_json_response_class_writes_nan_as_null() -> None:
     as FastAPI's default typed path does."""
     nan_item = Item(name="x", price=math.nan)
     default = answers(nan_item, Item)
-    assert default == (200, b'{"name":"x","price":null}', 200, b'{"name":"x","price":null}')
+    assert default[2:] == (200, b'{"name":"x","price":null}')
+    if FASTAPI_DUMPS_JSON:  # before 0.130 FastAPI's default class was JSONResponse too (500)
+        assert default[:2] == (200, b'{"name":"x","price":null}')
     status, _, our_status, our_body = answers(nan_item, Item, response_class=JSONResponse)
     assert status == 500
     assert (our_status, our_body) == (200, b'{"name":"x","price":null}')

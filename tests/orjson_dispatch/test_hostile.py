@@ -39,7 +39,12 @@ from starlette.routing import Route
 import orjson_dispatch
 from orjson_dispatch import dispatch
 from tests.orjson_dispatch import hostile_models
-from tests.orjson_dispatch.versions import NAN_AS_STRINGS, NEEDS_NAN_AS_STRINGS
+from tests.orjson_dispatch.versions import (
+    FASTAPI,
+    FASTAPI_DUMPS_JSON,
+    NAN_AS_STRINGS,
+    NEEDS_NAN_AS_STRINGS,
+)
 
 Decorate: TypeAlias = Callable[[Any], Any]
 Builder: TypeAlias = Callable[[Decorate], Starlette]
@@ -238,14 +243,26 @@ class SyncItem:
         return Item(name=f"sync{q}")
 
 
+# What FastAPI itself cannot serve before these releases: nothing to compare with.
+_EVALUATES = pytest.mark.skipif(
+    FASTAPI < (0, 123, 7),
+    reason="FastAPI evaluates the postponed annotations of partials and callable objects "
+    "from 0.123.7 (inspect.signature(eval_str=True))",
+)
+_AWAITS_CALL = pytest.mark.skipif(
+    FASTAPI < (0, 124),
+    reason="FastAPI awaits an object's async __call__ from 0.124 (Dependant.is_coroutine_callable)",
+)
+
+
 @pytest.mark.parametrize(
     "endpoint",
     [
-        pytest.param(hostile_models.ITEM_PARTIAL, id="postponed-partial"),
-        pytest.param(hostile_models.AsyncItem(), id="postponed-async-call"),
-        pytest.param(hostile_models.SyncItem(), id="postponed-sync-call"),
+        pytest.param(hostile_models.ITEM_PARTIAL, id="postponed-partial", marks=_EVALUATES),
+        pytest.param(hostile_models.AsyncItem(), id="postponed-async-call", marks=_EVALUATES),
+        pytest.param(hostile_models.SyncItem(), id="postponed-sync-call", marks=_EVALUATES),
         pytest.param(functools.partial(item, "partial"), id="partial"),
-        pytest.param(AsyncItem(), id="async-call"),
+        pytest.param(AsyncItem(), id="async-call", marks=_AWAITS_CALL),
         pytest.param(SyncItem(), id="sync-call"),
     ],
 )
@@ -392,11 +409,13 @@ def test_typed_nan_constants_is_written_as_null() -> None:
     def nan() -> NanConstants:
         return NanConstants(f=float("nan"))
 
-    for decorate, expected in ((undecorated, b'{"f":NaN}'), (dispatch, b'{"f":null}')):
+    # FastAPI before 0.130 renders typed values with json.dumps(allow_nan=False): a 500.
+    fastapi = (200, b'{"f":NaN}') if FASTAPI_DUMPS_JSON else (500, b"Internal Server Error")
+    for decorate, expected in ((undecorated, fastapi), (dispatch, (200, b'{"f":null}'))):
         app = FastAPI()
         app.get("/x")(decorate(nan))
         [response] = get(app, "/x")
-        assert (response.status_code, response.content) == (200, expected)
+        assert (response.status_code, response.content) == expected
 
 
 @pytest.mark.filterwarnings("ignore:ORJSONResponse is deprecated:DeprecationWarning")

@@ -36,3 +36,16 @@ BY_NAME_AND_ALIAS: dict[str, Any] = (
 NEEDS_NAN_AS_STRINGS = "this pydantic has no ser_json_inf_nan='strings'"
 
 __all__ = ["BY_NAME_AND_ALIAS", "INF_NAN_MODES", "NAN_AS_STRINGS", "NEEDS_NAN_AS_STRINGS"]
+
+
+def _fastapi_release() -> tuple[int, ...]:
+    from importlib.metadata import version
+
+    return tuple(int(part) for part in version("fastapi").split(".")[:3] if part.isdigit())
+
+
+#: The installed FastAPI release, for expectations that follow FastAPI's own changes.
+FASTAPI = _fastapi_release()
+#: FastAPI 0.130 serializes typed values with pydantic's dump_json (NaN written null); before,
+#: it rendered them with JSONResponse, whose json.dumps(allow_nan=False) answers 500.
+FASTAPI_DUMPS_JSON = FASTAPI >= (0, 130)
