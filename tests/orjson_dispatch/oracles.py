@@ -85,13 +85,13 @@ def _along_spine(rewrite: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return apply
 
 
-def _rebuilt(value: Any, convert: Callable[[Any], Any]) -> Any:
+def _rebuilt(value: Any, convert: Callable[[Any], Any], *, keys: bool = False) -> Any:
     """A hostile container (``hostile.HOSTILE_CONTAINERS``) of the same class, holding its
-    stored items (pairs for dicts) converted; ``None`` for any other value."""
+    stored items converted (dict keys too with ``keys``); ``None`` for any other value."""
     if not isinstance(value, HOSTILE_CONTAINERS):
         return None
     if isinstance(value, dict):
-        return type(value)((convert(k), convert(v)) for k, v in stored_items(value))
+        return type(value)((convert(k) if keys else k, convert(v)) for k, v in stored_items(value))
     return type(value)(convert(item) for item in stored_items(value))
 
 
@@ -110,7 +110,7 @@ def denumpy(value: Any) -> Any:
         return value.tolist()
     if not contains_numpy(value):
         return value  # untouched: rebuilding a set could change its iteration order
-    rebuilt = _rebuilt(value, denumpy)
+    rebuilt = _rebuilt(value, denumpy, keys=True)
     if rebuilt is not None:
         return rebuilt
     if isinstance(value, types.MappingProxyType):
