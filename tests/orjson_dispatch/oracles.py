@@ -37,15 +37,18 @@ from typing import Any
 import numpy as np
 from fastapi.encoders import decimal_encoder, jsonable_encoder
 from fastapi.responses import JSONResponse
+from hypothesis import event
 from pydantic import BaseModel, TypeAdapter
+from pydantic_core import PydanticSerializationError
 
-from tests.orjson_dispatch.compare import deep_enough, typed_json
+from tests.orjson_dispatch.compare import deep_enough, same_json, typed_json
 from tests.orjson_dispatch.strategies.hostile import (
     HOSTILE_CONTAINERS,
     is_unwritable_enum,
     stored_items,
 )
 from tests.orjson_dispatch.strategies.leaves import Attrs, Point, contains_numpy, walk_any
+from tests.orjson_dispatch.strategies.unvalidated import holds_unvalidated_container
 
 
 def fastapi_untyped(value: Any, **options: Any) -> bytes:
@@ -86,13 +89,13 @@ def _along_spine(rewrite: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return apply
 
 
-def _rebuilt(value: Any, convert: Callable[[Any], Any]) -> Any:
+def _rebuilt(value: Any, convert: Callable[[Any], Any], *, keys: bool = False) -> Any:
     """A hostile container (``hostile.HOSTILE_CONTAINERS``) of the same class, holding its
-    stored items (pairs for dicts) converted; ``None`` for any other value."""
+    stored items converted (dict keys too with ``keys``); ``None`` for any other value."""
     if not isinstance(value, HOSTILE_CONTAINERS):
         return None
     if isinstance(value, dict):
-        return type(value)((convert(k), convert(v)) for k, v in stored_items(value))
+        return type(value)((convert(k) if keys else k, convert(v)) for k, v in stored_items(value))
     return type(value)(convert(item) for item in stored_items(value))
 
 
@@ -111,7 +114,7 @@ def denumpy(value: Any) -> Any:
         return value.tolist()
     if not contains_numpy(value):
         return value  # untouched: rebuilding a set could change its iteration order
-    rebuilt = _rebuilt(value, denumpy)
+    rebuilt = _rebuilt(value, denumpy, keys=True)
     if rebuilt is not None:
         return rebuilt
     if isinstance(value, types.MappingProxyType):
@@ -234,18 +237,29 @@ def models_with_nonfinite_as_their_json(value: Any, **options: Any) -> Any:
     FastAPI's ``jsonable_encoder`` calls ``model_dump(mode="json")``, which leaves NaN a float
     whatever the model's ``ser_json_inf_nan`` says, and then fails (500). ``dispatch`` writes the
     model as pydantic's JSON serializer does (``model_dump_json``: ``"NaN"`` under "strings",
-    ``null`` otherwise, the NaN token of "constants" being no JSON), with the same options.
+    ``null`` otherwise, the NaN token of "constants" being no JSON), with the same options. Only
+    models with a "strings" model inside are replaced (elsewhere ``nonfinite_to_null`` gives the
+    same), and only where pydantic can write them: a string with a lone surrogate is written as
+    FastAPI's streams write it (``json.dumps``, NaN as null), see ``deliberate_untyped_body``.
     """
 
     def nonfinite(item: Any) -> bool:
         return isinstance(item, float) and not math.isfinite(item)
 
+    def nan_as_string(item: Any) -> bool:
+        return (
+            isinstance(item, BaseModel) and item.model_config.get("ser_json_inf_nan") == "strings"
+        )
+
     @_along_spine
     def replace(item: Any) -> Any:
         if isinstance(item, BaseModel):
-            if not walk_any(item, nonfinite):
+            if not (walk_any(item, nonfinite) and walk_any(item, nan_as_string)):
                 return item
-            body = item.model_dump_json(**{"by_alias": True, **options})
+            try:
+                body = item.model_dump_json(**{"by_alias": True, **options})
+            except PydanticSerializationError:  # a lone surrogate: pydantic writes no UTF-8
+                return item
             data = json.loads(body, parse_constant=lambda name: None)
             # FastAPI encodes what model_dump gave once more, with the same options: a null
             # written for NaN must not be left out under exclude_none (NaN it stays, null later).
@@ -307,6 +321,17 @@ def deliberate_untyped_body(value: Any, **options: Any) -> bytes | None:
             return json.dumps(converted, separators=(",", ":")).encode()
     except Exception:  # any failure: FastAPI has no answer either
         return None
+
+
+def same_json_or_held(ours: bytes, expected: bytes, value: Any) -> bool:
+    """``compare.same_json``, or, where ``value`` holds a ``list[float]``/``list[int]`` model field
+    with ints/bools assigned without validation, ``held_containers_as_written``."""
+    if same_json(ours, expected):
+        return True
+    if not holds_unvalidated_container(value):
+        return False
+    event("deliberate difference (container written as held)")
+    return held_containers_as_written(ours, expected)
 
 
 def held_containers_as_written(ours: bytes, expected: bytes) -> bool:

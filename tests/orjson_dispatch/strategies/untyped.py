@@ -14,7 +14,6 @@ import types
 from collections import deque
 from typing import Any, Literal
 
-import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -36,9 +35,8 @@ from tests.orjson_dispatch.strategies.leaves import (
     contains_numpy,
     dates,
     datetimes,
-    enum_members,
     finite_floats,
-    leaf_values,
+    leaves,
     non_str_enum_members,
     numpy_values,
     texts,
@@ -53,26 +51,15 @@ from tests.orjson_dispatch.versions import BY_NAME_AND_ALIAS, INF_NAN_MODES
 #: keep finding new problems; when a fix lands, the strict xfail fails, and the entry goes.
 KNOWN_DISCREPANCIES: frozenset[str] = frozenset(
     {
-        # dumps([[]] nested so that an empty list or dict sits 254 containers deep) raises
-        # "Recursion limit reached"; FastAPI encodes it.
-        "empty container at orjson's depth limit",
-        # FastAPI writes only the items() whose key keys() also has; dispatch writes items().
-        "dict whose items() shows keys its keys() has not",
-        # An enum whose value json.dumps cannot write is encoded as its value on the fast path,
-        # but raises TypeError on the exact path (options, big integers, non-str keys, ...).
-        "unwritable enum value on the exact path",
-        # dataclasses.asdict rebuilds a list or tuple subclass from its own iteration (FastAPI
-        # then iterates the rebuilt one); dispatch iterates the original once.
-        "sequence subclass iterated twice through dataclasses.asdict",
+        # dataclasses.asdict rebuilds a list, tuple or dict subclass from its own iteration
+        # (items()), and FastAPI then walks the rebuilt one; dispatch walks the original once.
+        "container subclass rebuilt by dataclasses.asdict",
         # A model with ser_json_inf_nan="strings" holding NaN or an infinity: "NaN" on orjson's
         # path, null on the exact path (options, big integers, non-str keys, ...).
         "non-finite float in a 'strings' model on the exact path",
         # A numpy value inside a model: dispatch writes it where orjson reads the instance
         # (an extra field) and raises where pydantic serializes it (FastAPI: 500 for both).
         "numpy value inside a model",
-        # An integer beyond 64 bits or a numpy value in a value nested deeper than orjson's
-        # limit: dispatch raises AttributeError (orjson.Fragment has no .contents).
-        "big integer or numpy value nested deeper than orjson's limit",
     }
 )
 
@@ -84,11 +71,15 @@ def _points(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Point]:
         if "set order in objects inside dataclasses" in KNOWN_DISCREPANCIES:
             # assume(), not .filter(): a filter's retry events carry the whole strategy's repr.
             assume(not walk_any(y, _object_holding_a_set))
-        if "sequence subclass iterated twice through dataclasses.asdict" in KNOWN_DISCREPANCIES:
-            assume(not walk_any(y, lambda v: isinstance(v, (ReversedList, ReversedTuple))))
+        if "container subclass rebuilt by dataclasses.asdict" in KNOWN_DISCREPANCIES:
+            assume(not walk_any(y, lambda v: isinstance(v, _REBUILT_DIFFERENTLY)))
         return Point(x=draw(big_ints), y=y)
 
     return build()
+
+
+# What dataclasses.asdict rebuilds into something its own iteration shows differently.
+_REBUILT_DIFFERENTLY = (ReversedList, ReversedTuple, RenamingDict)
 
 
 def _object_holding_a_set(value: Any) -> bool:
@@ -163,53 +154,11 @@ def deep_values(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     def build(draw: st.DrawFn) -> Any:
         value = draw(inner)
         shapes = draw(st.lists(st.booleans(), min_size=1, max_size=3))
-        depth = draw(st.integers(250, 900))
-        if "big integer or numpy value nested deeper than orjson's limit" in (
-            KNOWN_DISCREPANCIES
-        ) and walk_any(value, _is_big_int_or_numpy):
-            depth = _ORJSON_LIMIT - 1 - _height(value)  # within orjson's limit
-        if "empty container at orjson's depth limit" in KNOWN_DISCREPANCIES:
-            # Nothing but scalars may sit at orjson's limit (an empty container there fails).
-            assume(not depth <= _ORJSON_LIMIT <= depth + _height(value))
-        for level in range(depth):
+        for level in range(draw(st.integers(250, 900))):
             value = [value] if shapes[level % len(shapes)] else {"k": value}
         return value
 
     return build()
-
-
-# orjson refuses to nest deeper: https://github.com/ijl/orjson#serialize
-_ORJSON_LIMIT = 254
-
-
-def _is_big_int_or_numpy(value: Any) -> bool:
-    if isinstance(value, int):
-        return not -(2**63) <= value < 2**64
-    return isinstance(value, (np.generic, np.ndarray))
-
-
-def _height(value: Any) -> int:
-    """Levels of objects in ``value``: 0 for a scalar, 1 for ``[]`` or a UUID, 2 for ``[[]]``."""
-    height, level = 0, [value]
-    while level := [item for item in level if not isinstance(item, _SCALARS)]:
-        height += 1
-        level = [child for item in level for child in _children(item)]
-    return height
-
-
-_SCALARS = (str, bytes, int, float, type(None))
-
-
-def _children(item: Any) -> list[Any]:
-    if isinstance(item, (dict, types.MappingProxyType)):
-        return [*item.keys(), *item.values()]
-    if isinstance(item, (list, tuple, deque, set, frozenset)):
-        return list(item)
-    if isinstance(item, BaseModel):
-        return [*dict(item).values(), *(item.__pydantic_extra__ or {}).values()]
-    if isinstance(item, (Point, Attrs)):
-        return list(vars(item).values())
-    return []
 
 
 def untyped_values(
@@ -222,9 +171,7 @@ def untyped_values(
         max_leaves: Bound on the size of the generated tree.
         deep: One value in eight is nested 250 to 900 levels deep (``deep_values``).
     """
-    without_unwritable = "unwritable enum value on the exact path" in KNOWN_DISCREPANCIES
-    values = leaf_values(unwritable_enums=not without_unwritable)
-    base = st.one_of(values, numpy_values) if numpy else values
+    base = st.one_of(leaves, numpy_values) if numpy else leaves
     keys = st.one_of(
         texts,
         texts,
@@ -245,7 +192,7 @@ def untyped_values(
         big_ints,
         any_floats,
         texts,
-        enum_members(str_members=False, unwritable=not without_unwritable),
+        non_str_enum_members,
         uuids,
         dates,
     )
@@ -272,11 +219,7 @@ def untyped_values(
             ),
             st.dictionaries(st.text(max_size=4), children, max_size=3).map(types.MappingProxyType),
             st.dictionaries(hostile_keys, children, max_size=3).map(HidingDict),
-            st.dictionaries(hostile_keys, children, max_size=3).map(
-                HidingDict
-                if "dict whose items() shows keys its keys() has not" in KNOWN_DISCREPANCIES
-                else RenamingDict
-            ),
+            st.dictionaries(hostile_keys, children, max_size=3).map(RenamingDict),
             st.lists(children, max_size=3).map(ReversedList),
             st.lists(children, max_size=3).map(ReversedTuple),
             _points(children),
