@@ -29,8 +29,8 @@ from orjson_dispatch._route import DispatchRoute  # the public name is typed `ob
 import orjson_dispatch
 from orjson_dispatch import dispatch
 from tests.orjson_dispatch.apps import UNTYPED, Ask, LiveServer, Route, Twin, make_endpoint, serve
-from tests.orjson_dispatch.compare import assert_identical, assert_same_answer, same_json
-from tests.orjson_dispatch.oracles import deliberate_untyped_body, denumpy
+from tests.orjson_dispatch.compare import assert_identical, assert_same_answer
+from tests.orjson_dispatch.oracles import deliberate_untyped_body, denumpy, same_json_or_held
 from tests.orjson_dispatch.parity_cases import CASES, Case
 from tests.orjson_dispatch.samples import ITEM, Account, Item
 from tests.orjson_dispatch.strategies import examples
@@ -129,7 +129,9 @@ def test_untyped_value_answers_like_fastapi(
     note(f"DispatchRoute: {ours.status_code} {ours.content[:300]!r}")
     if fastapi.status_code != 500:
         event("untyped: FastAPI 200")
-        assert_same_answer(ours, fastapi)
+        assert ours.status_code == fastapi.status_code, ours.content
+        assert ours.headers.get("content-type") == fastapi.headers.get("content-type")
+        assert same_json_or_held(ours.content, fastapi.content, value)
         return
     expected = deliberate_untyped_body(value)
     if expected is None:
@@ -137,7 +139,7 @@ def test_untyped_value_answers_like_fastapi(
         return
     event("untyped: deliberate difference (NaN/inf -> null, dataclass not copied)")
     assert ours.status_code == 200, ours.content
-    assert same_json(ours.content, expected)
+    assert same_json_or_held(ours.content, expected, value)
 
 
 @pytest.mark.parametrize(

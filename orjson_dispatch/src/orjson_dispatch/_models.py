@@ -35,7 +35,7 @@ import pydantic
 import pydantic.functional_validators as validators
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined, to_jsonable_python
+from pydantic_core import PydanticSerializationError, PydanticUndefined, to_jsonable_python
 
 from orjson_dispatch._options import ENCODE_OPTION
 
@@ -406,8 +406,16 @@ def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
 
 def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
     """Return pydantic's JSON of `model`, NaN and infinities written as null (strict JSON)."""
-    body = model.__pydantic_serializer__.to_json(model, by_alias=by_alias)
+    body = model.__pydantic_serializer__.to_json(model, by_alias=by_alias, fallback=_numpy)
     return without_nan(body) if writes_nan(type(model).__pydantic_core_schema__) else body
+
+
+def _numpy(value: Any) -> Any:
+    """Pydantic's fallback: numpy values as orjson writes them (a documented difference)."""
+    if type(value).__module__ != "numpy":
+        msg = f"Unable to serialize unknown type: {type(value)!r}"
+        raise PydanticSerializationError(msg)
+    return json.loads(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY))
 
 
 def writes_nan(schema: Any) -> bool:

@@ -57,9 +57,6 @@ KNOWN_DISCREPANCIES: frozenset[str] = frozenset(
         # A model with ser_json_inf_nan="strings" holding NaN or an infinity: "NaN" on orjson's
         # path, null on the exact path (options, big integers, non-str keys, ...).
         "non-finite float in a 'strings' model on the exact path",
-        # A numpy value inside a model: dispatch writes it where orjson reads the instance
-        # (an extra field) and raises where pydantic serializes it (FastAPI: 500 for both).
-        "numpy value inside a model",
     }
 )
 
