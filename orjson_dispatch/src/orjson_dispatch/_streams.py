@@ -42,50 +42,50 @@ __all__ = [
 _CHECKPOINT_SECONDS = 0.005
 
 
-async def _items(items: Any) -> AsyncIterator[Any]:
-    """Iterate an async generator (closed when the stream ends) or a sync one in threads."""
-    if hasattr(items, "__aiter__"):
-        try:
-            async for item in items:
-                yield item
-        finally:
-            # A stream cancelled while the generator waits at a `yield` leaves it suspended:
-            # close it now, as FastAPI's request teardown would, not at garbage collection.
-            close = getattr(items, "aclose", None)
-            if close is not None:
-                with anyio.CancelScope(shield=True):
-                    await close()
-    else:
-        # Sync generators run in the threadpool, one item at a time, as FastAPI runs them.
-        async for item in iterate_in_threadpool(items):
-            yield item
+async def _framed(items: Any, frame: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
+    """Yield `frame(item)` for each item of an async generator, or of a sync one in threads.
 
-
-async def json_line_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
-    """Yield one JSON document and a newline per item."""
+    An async generator is closed when the stream ends, however it ends: a stream cancelled
+    while the generator waits at a `yield` would otherwise leave it suspended until garbage
+    collection, where FastAPI's request teardown closes it.
+    """
+    # Sync generators run in the threadpool, one item at a time, as FastAPI runs them.
+    source = items if hasattr(items, "__aiter__") else iterate_in_threadpool(items)
     deadline = time.monotonic() + _CHECKPOINT_SECONDS
-    async for item in _items(items):
-        yield encode(item) + b"\n"
-        if time.monotonic() >= deadline:
-            await anyio.sleep(0)
-            deadline = time.monotonic() + _CHECKPOINT_SECONDS
+    try:
+        async for item in source:
+            yield frame(item)
+            if time.monotonic() >= deadline:
+                await anyio.sleep(0)
+                deadline = time.monotonic() + _CHECKPOINT_SECONDS
+    finally:
+        close = getattr(items, "aclose", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await close()
 
 
-async def event_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
+def json_line_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
+    """Yield one JSON document and a newline per item."""
+    return _framed(items, lambda item: encode(item) + b"\n")
+
+
+def event_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
     """Yield one Server-Sent Event per item.
 
     Args:
         items: The generator.
         encode: Returns the JSON of a plain item, sent as the event's `data:` line.
     """
-    deadline = time.monotonic() + _CHECKPOINT_SECONDS
-    async for item in _items(items):
-        event = server_sent_event(item)
+    event_class = _server_sent_event_class()
+
+    def frame(item: Any) -> bytes:
+        if event_class is not None and isinstance(item, event_class):
+            return server_sent_event(item)  # type: ignore[return-value]
         # A JSON document holds no line break: it is the one `data:` line of its event.
-        yield b"data: " + encode(item) + b"\n\n" if event is None else event
-        if time.monotonic() >= deadline:
-            await anyio.sleep(0)
-            deadline = time.monotonic() + _CHECKPOINT_SECONDS
+        return b"data: " + encode(item) + b"\n\n"
+
+    return _framed(items, frame)
 
 
 class EventStream(StreamingResponse):
