@@ -127,6 +127,14 @@ def denumpy(value: Any) -> Any:
         return Point(denumpy(value.x), denumpy(value.y), value.label)
     if isinstance(value, Attrs):
         return Attrs(denumpy(value.a), denumpy(value.b))
+    if isinstance(value, BaseModel):
+        # The same instance state (unvalidated values included), numpy-free.
+        rebuilt = value.model_copy()
+        rebuilt.__dict__.update({name: denumpy(item) for name, item in value.__dict__.items()})
+        if value.__pydantic_extra__:
+            extra = {name: denumpy(item) for name, item in value.__pydantic_extra__.items()}
+            object.__setattr__(rebuilt, "__pydantic_extra__", extra)
+        return rebuilt
     return value
 
 

@@ -39,7 +39,16 @@ from pydantic_core import PydanticSerializationError, PydanticUndefined, to_json
 
 from orjson_dispatch._options import ENCODE_OPTION
 
-__all__ = ["Check", "ModelPlan", "analyse", "model_default", "model_json", "model_plan"]
+__all__ = [
+    "Check",
+    "ModelPlan",
+    "analyse",
+    "known_default",
+    "model_default",
+    "model_json",
+    "model_plan",
+    "numpy_as_orjson",
+]
 
 Check = Callable[[Any], bool]
 """Tells whether a value at a declared position is serialized exactly by the fast path."""
@@ -92,57 +101,78 @@ _NEUTRAL_CONFIG: Mapping[str, Any] = {
 _SEQUENCES = (list, tuple, set, frozenset)
 
 
+Fields = Callable[[BaseModel], "dict[str, Any] | None"]
+"""Returns the dict orjson must encode for an instance, or None if the fast path does not apply."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ModelPlan:
-    """How to hand one exact instance of a plain model class to orjson.
+    """How to hand exact instances of a plain model class, and the models in them, to orjson.
 
     Attributes:
-        names: The keys of the instance's `__dict__`: every field.
+        fields: The `Fields` function of the class.
+        classes: The class and every model class its fields may hold on the fast path.
+        default: The orjson `default` callback for encoding an instance of the class: the
+            `fields` of each class in `classes` are found with one dict lookup.
+    """
+
+    fields: Fields
+    classes: frozenset[type[BaseModel]]
+    default: Callable[[Any], Any]
+
+
+def _fields_function(
+    *,
+    names: tuple[str, ...],
+    output: tuple[tuple[str, str], ...],
+    scalars: tuple[tuple[str, frozenset[type[Any]]], ...],
+    checks: tuple[tuple[str, Check], ...],
+    computed: tuple[tuple[str, str, Check | None], ...],
+    extra: bool,
+) -> Fields:
+    """Return the `Fields` function of a plain model class.
+
+    Args:
+        names: The field names in declaration order: the keys, in order, of the `__dict__` of
+            an instance pydantic built.
         output: (field name, JSON key) of every field that is serialized.
-        identity: `output` maps every field to its own name and no computed field exists, so
-            the instance's `__dict__` itself is what orjson must encode.
         scalars: (field name, classes) of the fields declared as scalars (`int`, `float | None`,
             ...): pydantic converts a value of another class assigned without validation (an int
             in a float field is written 0.0, a bool in an int field 1), so only these pass.
-        checks: (field name, check) for the fields that may hold nested models.
+        checks: (field name, check) of the fields that may hold nested models.
         computed: (property name, JSON key, check) of the computed fields.
         extra: The model allows extra fields, serialized after the declared ones.
     """
+    # The instance's __dict__ itself is what orjson must encode.
+    identity = not computed and output == tuple((name, name) for name in names)
 
-    names: frozenset[str]
-    output: tuple[tuple[str, str], ...]
-    identity: bool
-    scalars: tuple[tuple[str, frozenset[type[Any]]], ...]
-    checks: tuple[tuple[str, Check], ...]
-    computed: tuple[tuple[str, str, Check | None], ...]
-    extra: bool
-
-    def fields(self, model: BaseModel) -> dict[str, Any] | None:
-        """Return the dict orjson must encode for `model`, or None if the plan does not apply."""
+    def fields(model: BaseModel) -> dict[str, Any] | None:
         values = model.__dict__
-        # A missing field (model_construct) or a foreign key (functools.cached_property stores
-        # its value in __dict__) means pydantic would not serialize __dict__ as it stands.
-        if values.keys() != self.names:
+        # A missing field (model_construct), a foreign key (functools.cached_property stores
+        # its value in __dict__) or another order: pydantic would not write __dict__ as it is.
+        if tuple(values) != names:
             return None
-        for name, classes in self.scalars:
+        for name, classes in scalars:
             if type(values[name]) not in classes:
                 return None
-        for name, check in self.checks:
+        for name, check in checks:
             if not check(values[name]):
                 return None
-        extra = model.__pydantic_extra__ if self.extra else None
-        if self.identity and not extra:
+        extras = model.__pydantic_extra__ if extra else None
+        if identity and not extras:
             return values
         # pydantic's order: fields, extra fields, computed fields.
-        out = {key: values[name] for name, key in self.output}
-        if extra:
-            out.update(extra)
-        for name, key, value_check in self.computed:
+        out = {key: values[name] for name, key in output}
+        if extras:
+            out.update(extras)
+        for name, key, value_check in computed:
             value = getattr(model, name)
             if value_check is not None and not value_check(value):
                 return None
             out[key] = value
         return out
+
+    return fields
 
 
 # Plans live on each class itself (in its own __dict__, never inherited), so that a class created
@@ -189,13 +219,14 @@ def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
     for name, neutral in _NEUTRAL_CONFIG.items():
         if config.get(name, neutral) not in (neutral, {}):
             raise NotPlainError
+    found: set[type[BaseModel]] = set()
     output: list[tuple[str, str]] = []
     scalars: list[tuple[str, frozenset[type[Any]]]] = []
     checks: list[tuple[str, Check]] = []
     for name, field in cls.model_fields.items():
         if getattr(field, "exclude_if", None) is not None:
             raise NotPlainError
-        check = _analyse_field(field, by_alias)
+        check = _analyse_field(field, by_alias, found)
         if check is not None:
             checks.append((name, check))
         classes = _scalar_classes(field.annotation)
@@ -206,19 +237,19 @@ def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
     computed: list[tuple[str, str, Check | None]] = []
     for name, info in cls.model_computed_fields.items():
         return_type = info.return_type
-        check = None if return_type is PydanticUndefined else analyse(return_type, by_alias)
+        check = None if return_type is PydanticUndefined else analyse(return_type, by_alias, found)
         computed.append((name, _key(name, info.alias, by_alias), check))
-    return ModelPlan(
-        names=frozenset(cls.model_fields),
+    fields = _fields_function(
+        names=tuple(cls.model_fields),
         output=tuple(output),
-        identity=not computed
-        and len(output) == len(cls.model_fields)
-        and all(name == key for name, key in output),
         scalars=tuple(scalars),
         checks=tuple(checks),
         computed=tuple(computed),
         extra=config.get("extra") == "allow",
     )
+    fields_of = {nested: _plan(nested, by_alias).fields for nested in found}
+    fields_of[cls] = fields
+    return ModelPlan(fields, frozenset(fields_of), _known_default(fields_of, by_alias))
 
 
 def _scalar_classes(annotation: Any) -> frozenset[type[Any]]:
@@ -243,9 +274,9 @@ def _key(name: str, alias: str | None, by_alias: bool) -> str:
     return alias if by_alias and alias else name
 
 
-def _analyse_field(field: FieldInfo, by_alias: bool) -> Check | None:
+def _analyse_field(field: FieldInfo, by_alias: bool, found: set[type[BaseModel]]) -> Check | None:
     _check_metadata(field.metadata)
-    return analyse(field.annotation, by_alias)
+    return analyse(field.annotation, by_alias, found)
 
 
 def _check_metadata(metadata: typing.Iterable[Any]) -> None:
@@ -259,8 +290,10 @@ def _check_metadata(metadata: typing.Iterable[Any]) -> None:
             raise NotPlainError
 
 
-def analyse(annotation: Any, by_alias: bool) -> Check | None:
+def analyse(annotation: Any, by_alias: bool, found: set[type[BaseModel]]) -> Check | None:
     """Decide whether values declared as `annotation` serialize exactly through orjson.
+
+    Adds to `found` every model class the returned check admits, with the classes it may hold.
 
     Returns:
         None when any value held there serializes exactly (no nested model can be there), or a
@@ -278,27 +311,26 @@ def analyse(annotation: Any, by_alias: bool) -> Check | None:
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
         _check_metadata(annotation.__metadata__)
-        return analyse(args[0], by_alias)
+        return analyse(args[0], by_alias, found)
     if origin is Literal:
         return None
     if origin is Union or origin is types.UnionType:
-        return _analyse_union(args, by_alias)
+        return _analyse_union(args, by_alias, found)
     if origin in _SEQUENCES:
-        return _analyse_sequence(origin, args, by_alias)
+        return _analyse_sequence(origin, args, by_alias, found)
     if origin is dict:
         key_type, value_type = args or (Any, Any)
         if key_type not in (str, Any) and not (
             isinstance(key_type, type) and issubclass(key_type, str)
         ):
             raise NotPlainError
-        value_check = analyse(value_type, by_alias)
+        value_check = analyse(value_type, by_alias, found)
         return None if value_check is None else _all_values(value_check)
     if isinstance(annotation, type):
         if issubclass(annotation, Enum) and not issubclass(annotation, _NON_JSON_ENUMS):
             return None
         if issubclass(annotation, BaseModel):
-            if model_plan(annotation, by_alias) is None:
-                raise NotPlainError
+            _add_plain(annotation, by_alias, found)
             return _ExactClasses(frozenset({annotation}))
         if annotation in _SEQUENCES or annotation is dict:
             return None  # bare list, dict...: items are inferred, as for Any
@@ -309,7 +341,23 @@ def analyse(annotation: Any, by_alias: bool) -> Check | None:
 _NON_JSON_ENUMS = (datetime.date, datetime.time, datetime.timedelta, Decimal, bytes)
 
 
-def _analyse_union(members: tuple[Any, ...], by_alias: bool) -> Check | None:
+def _add_plain(cls: type[BaseModel], by_alias: bool, found: set[type[BaseModel]]) -> None:
+    plan = model_plan(cls, by_alias)
+    if plan is None:
+        raise NotPlainError
+    found |= plan.classes
+
+
+def _plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
+    """Return the plan of a class `analyse` has found plain."""
+    plan = model_plan(cls, by_alias)
+    assert plan is not None, cls  # `found` holds only classes with a plan
+    return plan
+
+
+def _analyse_union(
+    members: tuple[Any, ...], by_alias: bool, found: set[type[BaseModel]]
+) -> Check | None:
     models: set[type[Any]] = set()
     for member in members:
         inner = member
@@ -317,10 +365,9 @@ def _analyse_union(members: tuple[Any, ...], by_alias: bool) -> Check | None:
             _check_metadata(inner.__metadata__)
             inner = typing.get_args(inner)[0]
         if isinstance(inner, type) and issubclass(inner, BaseModel):
-            if model_plan(inner, by_alias) is None:
-                raise NotPlainError
+            _add_plain(inner, by_alias, found)
             models.add(inner)
-        elif analyse(inner, by_alias) is not None:
+        elif analyse(inner, by_alias, found) is not None:
             # A container of models inside a union: pydantic's choice of member is not
             # something a cheap check can predict.
             raise NotPlainError
@@ -329,13 +376,15 @@ def _analyse_union(members: tuple[Any, ...], by_alias: bool) -> Check | None:
     return _Members(frozenset(models))
 
 
-def _analyse_sequence(origin: Any, args: tuple[Any, ...], by_alias: bool) -> Check | None:
+def _analyse_sequence(
+    origin: Any, args: tuple[Any, ...], by_alias: bool, found: set[type[BaseModel]]
+) -> Check | None:
     if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-        checks = [analyse(arg, by_alias) for arg in args if arg is not Ellipsis]
+        checks = [analyse(arg, by_alias, found) for arg in args if arg is not Ellipsis]
         if any(check is not None for check in checks):
             raise NotPlainError  # positional tuples of models are rare; pydantic handles them
         return None
-    item_check = analyse(args[0], by_alias) if args else None
+    item_check = analyse(args[0], by_alias, found) if args else None
     return None if item_check is None else _all_items(item_check)
 
 
@@ -395,10 +444,9 @@ def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
     value (an integer beyond 64 bits), pydantic's own serializer.
     """
     plan = model_plan(type(model), by_alias)
-    fields = plan.fields(model) if plan is not None else None
-    if fields is not None:
+    if plan is not None and (fields := plan.fields(model)) is not None:
         try:
-            return orjson.dumps(fields, default=model_default(by_alias), option=ENCODE_OPTION)
+            return orjson.dumps(fields, default=plan.default, option=ENCODE_OPTION)
         except TypeError:
             pass
     return pydantic_json(model, by_alias=by_alias)
@@ -406,11 +454,11 @@ def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
 
 def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
     """Return pydantic's JSON of `model`, NaN and infinities written as null (strict JSON)."""
-    body = model.__pydantic_serializer__.to_json(model, by_alias=by_alias, fallback=_numpy)
+    body = model.__pydantic_serializer__.to_json(model, by_alias=by_alias, fallback=numpy_as_orjson)
     return without_nan(body) if writes_nan(type(model).__pydantic_core_schema__) else body
 
 
-def _numpy(value: Any) -> Any:
+def numpy_as_orjson(value: Any) -> Any:
     """Pydantic's fallback: numpy values as orjson writes them (a documented difference)."""
     if type(value).__module__ != "numpy":
         msg = f"Unable to serialize unknown type: {type(value)!r}"
@@ -472,3 +520,32 @@ def model_default(by_alias: bool) -> Callable[[Any], Any]:
 
 
 _UNKNOWN = object()
+
+
+def known_default(
+    classes: typing.Iterable[type[BaseModel]], by_alias: bool
+) -> Callable[[Any], Any]:
+    """Return `model_default` with a shortcut for `classes`, classes `analyse` has found plain.
+
+    The fields of an instance of one of `classes` are found with one lookup in a dict held by the
+    callback (a class's own `__dict__` sits behind pydantic's metaclass `__getattr__`, several
+    times slower); any other value goes to `model_default`.
+    """
+    return _known_default({cls: _plan(cls, by_alias).fields for cls in classes}, by_alias)
+
+
+def _known_default(
+    fields_of: dict[type[BaseModel], Fields], by_alias: bool
+) -> Callable[[Any], Any]:
+    fallback = model_default(by_alias)
+
+    def default(value: Any) -> Any:
+        fields = fields_of.get(type(value))
+        if fields is None:
+            return fallback(value)
+        out = fields(value)
+        if out is not None:
+            return out
+        return orjson.Fragment(pydantic_json(value, by_alias=by_alias))
+
+    return default

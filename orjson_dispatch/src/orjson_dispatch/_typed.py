@@ -20,6 +20,7 @@ from orjson_dispatch._models import (
     Check,
     NotPlainError,
     analyse,
+    known_default,
     model_default,
     without_nan,
     writes_nan,
@@ -59,10 +60,13 @@ class TypedEncoder:
         self._check: Check | None = None
         self._fast = not serialization.selective
         if self._fast:
+            found: set[type[BaseModel]] = set()
             try:
-                self._check = analyse(annotation, serialization.by_alias)
+                self._check = analyse(annotation, serialization.by_alias, found)
             except NotPlainError:
                 self._fast = False
+            else:
+                self._default = known_default(found, serialization.by_alias)
         # Validating an exact instance returns it unchanged unless the class revalidates.
         self.exact_class: type[BaseModel] | None = None
         if (

@@ -41,7 +41,7 @@ import orjson
 from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
-from orjson_dispatch._models import model_json
+from orjson_dispatch._models import model_json, numpy_as_orjson
 from orjson_dispatch._options import ENCODE_OPTION, Serialization
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
@@ -301,8 +301,11 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
         else dataclasses.replace(serialization, include=None, exclude=None)
     )
     if isinstance(value, BaseModel):
-        dumped = value.model_dump(
+        # model_dump(mode="json"), with numpy values written as on orjson's path.
+        dumped = value.__pydantic_serializer__.to_python(
+            value,
             mode="json",
+            fallback=numpy_as_orjson,
             by_alias=serialization.by_alias,
             include=include,
             exclude=exclude,
