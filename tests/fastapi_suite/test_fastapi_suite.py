@@ -21,10 +21,9 @@ in route mode by hand: ``.venv/bin/python tests/fastapi_suite/suite_runner.py --
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import version
 from pathlib import Path
-
-import re
 
 import pytest
 
