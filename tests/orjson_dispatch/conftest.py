@@ -1,8 +1,10 @@
 """Hypothesis profiles and the HTTP fixtures of the orjson_dispatch tests.
 
 ``HYPOTHESIS_PROFILE=thorough`` multiplies every parity test's example count by ten (for a long
-local run); the default profile is what CI runs. Example counts are per test (see
-``tests.orjson_dispatch.strategies.examples``); the profiles set what every test shares.
+local run); the default profile is what CI runs; ``floor`` takes a quarter of the examples, for
+the run on the lowest supported versions (``scripts/test-versions lowest``). Example counts are
+per test (see ``tests.orjson_dispatch.strategies.examples``); the profiles set what every test
+shares.
 
 Fixtures (the harness itself is in ``apps.py``):
 
@@ -36,6 +38,7 @@ _SHARED = {
 }
 settings.register_profile("default", **_SHARED)  # type: ignore[arg-type]
 settings.register_profile("thorough", **_SHARED)  # type: ignore[arg-type]
+settings.register_profile("floor", **_SHARED)  # type: ignore[arg-type]
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 

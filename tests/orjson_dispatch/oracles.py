@@ -41,7 +41,7 @@ from hypothesis import event
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError
 
-from tests.orjson_dispatch.compare import deep_enough, same_json, typed_json
+from tests.orjson_dispatch.compare import deep_enough, outcome, same_json, typed_json
 from tests.orjson_dispatch.strategies.hostile import (
     HOSTILE_CONTAINERS,
     is_unwritable_enum,
@@ -61,6 +61,21 @@ def fastapi_typed(annotation: Any, value: Any, **options: Any) -> bytes:
     adapter: TypeAdapter[Any] = TypeAdapter(annotation)
     validated = adapter.validate_python(value, from_attributes=True)
     return adapter.dump_json(validated, **{"by_alias": True, **options})
+
+
+def typed_since_0130(annotation: Any, value: Any, route_options: dict[str, Any]) -> Any:
+    """FastAPI 0.130's typed answer (pydantic's ``dump_json``, NaN as null) or its exception.
+
+    Before 0.130 FastAPI rendered typed values with ``JSONResponse``, whose ``allow_nan=False``
+    answers 500 for NaN; dispatch answers as 0.130 does, a deliberate difference
+    (``test_counterexamples.py``). ``route_options`` are the route's ``response_model_*`` ones.
+    """
+    options = {
+        name.removeprefix("response_model_"): flag
+        for name, flag in route_options.items()
+        if name.startswith("response_model_")
+    }
+    return outcome(fastapi_typed, annotation, denumpy(value), **options)
 
 
 def _along_spine(rewrite: Callable[[Any], Any]) -> Callable[[Any], Any]:

@@ -33,6 +33,7 @@ from tests.orjson_dispatch.strategies.leaves import contains_numpy
 from tests.orjson_dispatch.strategies.returned import Returned, disguised_values, returned_values
 from tests.orjson_dispatch.strategies.specs import TypeSpec, type_specs
 from tests.orjson_dispatch.strategies.untyped import untyped_values
+from tests.orjson_dispatch.versions import FASTAPI_NESTED_EXCLUDE_DEFAULTS
 
 
 def assert_same_json(ours: bytes, expected: bytes, value: Any) -> None:
@@ -45,7 +46,8 @@ jsonable_options = st.fixed_dictionaries(
     optional={
         "by_alias": st.booleans(),
         "exclude_unset": st.booleans(),
-        "exclude_defaults": st.booleans(),
+        # Before FastAPI 0.140.9 a model inside a dict kept its defaults: not comparable there.
+        **({"exclude_defaults": st.booleans()} if FASTAPI_NESTED_EXCLUDE_DEFAULTS else {}),
         "exclude_none": st.booleans(),
     },
 )

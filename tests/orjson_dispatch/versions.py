@@ -49,3 +49,7 @@ FASTAPI = _fastapi_release()
 #: FastAPI 0.130 serializes typed values with pydantic's dump_json (NaN written null); before,
 #: it rendered them with JSONResponse, whose json.dumps(allow_nan=False) answers 500.
 FASTAPI_DUMPS_JSON = FASTAPI >= (0, 130)
+#: FastAPI 0.140.9 passes exclude_defaults on to the values of dicts in jsonable_encoder
+#: (https://github.com/fastapi/fastapi/pull/16043); before, a model inside a dict kept its
+#: defaults. orjson-dispatch follows the fixed behaviour.
+FASTAPI_NESTED_EXCLUDE_DEFAULTS = FASTAPI >= (0, 140, 9)

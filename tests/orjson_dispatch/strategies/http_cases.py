@@ -22,6 +22,7 @@ from tests.orjson_dispatch.strategies import endpoints
 from tests.orjson_dispatch.strategies.hostile import RESPONSE_CLASSES
 from tests.orjson_dispatch.strategies.returned import Returned, disguised_values, returned_values
 from tests.orjson_dispatch.strategies.specs import TypeSpec, type_specs
+from tests.orjson_dispatch.versions import FASTAPI
 
 #: The route's boolean ``response_model_*`` flags, each present or not.
 ROUTE_FLAGS = st.fixed_dictionaries(
@@ -60,7 +61,17 @@ class Shape:
         )
 
 
-shapes = st.builds(Shape, st.sampled_from(endpoints.KINDS), st.booleans(), st.booleans())
+def _fastapi_serves(shape: Shape) -> bool:
+    """Whether the installed FastAPI serves endpoints of this shape (see test_hostile.py)."""
+    if shape.kind != "function" and shape.postponed and FASTAPI < (0, 123, 7):
+        return False  # FastAPI evaluates postponed annotations of partials and objects from 0.123.7
+    # FastAPI awaits an object's async __call__ from 0.124.
+    return not (shape.kind == "object" and shape.is_async and FASTAPI < (0, 124))
+
+
+shapes = st.builds(Shape, st.sampled_from(endpoints.KINDS), st.booleans(), st.booleans()).filter(
+    _fastapi_serves
+)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from tests.orjson_dispatch.strategies.hostile import DISGUISED_ENUMS, UNWRITABLE_ENUMS, Letter
+from tests.orjson_dispatch.versions import BY_NAME_AND_ALIAS
 
 #: Integers of every size: 64-bit edges and integers far beyond 64 bits (JSON has no limit, and
 #: FastAPI's ``json.dumps`` and pydantic both write them exactly).
@@ -197,7 +198,7 @@ class Attrs:
 class Leaf(BaseModel):
     """A small fixed model with an alias, for values nested in untyped data."""
 
-    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True)
+    model_config = ConfigDict(**BY_NAME_AND_ALIAS)  # type: ignore[typeddict-item]
 
     name: str = Field(alias="Name")
     score: float = 0.0

@@ -65,7 +65,7 @@ from tests.orjson_dispatch.strategies.leaves import (
 )
 from tests.orjson_dispatch.strategies.untyped import deep_values, untyped_values
 from tests.orjson_dispatch.strategies.unvalidated import assign_unvalidated
-from tests.orjson_dispatch.versions import INF_NAN_MODES
+from tests.orjson_dispatch.versions import BY_NAME_AND_ALIAS, INF_NAN_MODES
 
 _COUNTER = itertools.count()
 
@@ -221,7 +221,7 @@ def model_specs(draw: st.DrawFn, depth: int = 1) -> TypeSpec:
     """
     inner = field_specs(depth - 1) if depth > 0 else scalar_specs
     names = draw(st.lists(st.sampled_from(_FIELD_NAMES), unique=True, max_size=4))
-    config = ConfigDict(validate_by_name=True, validate_by_alias=True)
+    config = ConfigDict(**BY_NAME_AND_ALIAS)  # type: ignore[typeddict-item]
     alias_generator = draw(st.sampled_from([None, None, to_camel, to_pascal, str.upper]))
     if alias_generator is not None:
         config["alias_generator"] = alias_generator
