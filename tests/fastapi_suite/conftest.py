@@ -1,23 +1,35 @@
-"""The figures of FastAPI's suite runs, printed at the end of the session."""
+"""The figures of FastAPI's suite runs, printed at the end of the session.
+
+Each test's lines travel in its teardown report (`user_properties`), so that they reach the
+terminal summary of the process that prints it, with pytest-xdist's workers too.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-SUMMARY = pytest.StashKey[list[str]]()
+_PROPERTY = "fastapi-suite-summary"
+_LINES: list[str] = []
 
 
 @pytest.fixture
-def summary(request: pytest.FixtureRequest) -> list[str]:
+def summary(request: pytest.FixtureRequest) -> Iterator[list[str]]:
     """Lines to print in the terminal summary."""
-    return request.config.stash.setdefault(SUMMARY, [])
+    lines: list[str] = []
+    yield lines
+    request.node.user_properties.extend((_PROPERTY, line) for line in lines)
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    lines = config.stash.get(SUMMARY, [])
-    if lines:
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown":
+        _LINES.extend(str(value) for name, value in report.user_properties if name == _PROPERTY)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _LINES:
         terminalreporter.section("FastAPI's own test suite through orjson-dispatch")
-        for line in lines:
+        for line in _LINES:
             terminalreporter.write_line(line)
