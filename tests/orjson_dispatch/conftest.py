@@ -10,7 +10,8 @@ Fixtures (the harness itself is in ``apps.py``):
 
 * ``ask``: send one request to an ASGI app in process;
 * ``twin``: a fresh FastAPI app serving each endpoint plain and under ``@dispatch``;
-* ``live_server``: run an app on a real uvicorn server, stopped when the test ends.
+* ``live_server``: run an app on a real uvicorn server, stopped when the test ends;
+* ``fresh_endpoint_context``: FastAPI's cache of endpoint locations, empty for the test.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+import fastapi.routing
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -40,6 +42,17 @@ settings.register_profile("default", **_SHARED)  # type: ignore[arg-type]
 settings.register_profile("thorough", **_SHARED)  # type: ignore[arg-type]
 settings.register_profile("floor", **_SHARED)  # type: ignore[arg-type]
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def fresh_endpoint_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Empty FastAPI's cache of endpoint locations (file, line, function) for this test.
+
+    FastAPI (0.124+, ``fastapi.routing._extract_endpoint_context``) caches them by ``id()`` of
+    the endpoint, and CPython reuses the id of a freed function: an endpoint of an earlier test
+    would lend its location to this test's.
+    """
+    monkeypatch.setattr(fastapi.routing, "_endpoint_context_cache", {}, raising=False)
 
 
 @pytest.fixture

@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeAlias
 
-import fastapi.routing
 import httpx
 import pytest
 from fastapi import APIRouter, FastAPI, Request
@@ -644,17 +643,6 @@ def test_async_wrapper_around_sync_endpoint(dispatch_on_top: bool) -> None:
 
 
 # --- validation errors name the user's endpoint ---------------------------------------------------
-
-
-@pytest.fixture
-def fresh_endpoint_context(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Empty FastAPI's cache of endpoint locations (file, line, function) for this test.
-
-    FastAPI (0.120+, ``fastapi.routing._extract_endpoint_context``) caches them by ``id()`` of
-    the endpoint, and CPython reuses the id of a freed function: an endpoint of an earlier test
-    would lend its location to this test's.
-    """
-    monkeypatch.setattr(fastapi.routing, "_endpoint_context_cache", {}, raising=False)
 
 
 def assert_same_location(ours: Exception, expected: Exception) -> None:

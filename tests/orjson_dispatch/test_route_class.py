@@ -395,6 +395,7 @@ def without_date(response: httpx.Response) -> list[tuple[str, str]]:
     return [(k.lower(), v) for k, v in response.headers.multi_items() if k.lower() != "date"]
 
 
+@pytest.mark.usefixtures("fresh_endpoint_context")
 @pytest.mark.parametrize("is_async", [True, False])
 def test_response_validation_error_names_the_endpoint(
     is_async: bool, route_twin: Twin, ask: Ask

@@ -351,6 +351,7 @@ def _failing_stream(seen: Seen, failure: Any) -> Any:
     return stream
 
 
+@pytest.mark.usefixtures("fresh_endpoint_context")
 @pytest.mark.parametrize("kind", KINDS)
 def test_item_failing_validation_ends_the_stream_as_under_fastapi(
     kind: str, route_twin: Twin
