@@ -1,7 +1,9 @@
-"""The figures of FastAPI's suite runs, printed at the end of the session.
+"""The figures of FastAPI's suite runs (tests/fastapi_suite), printed at the end of the session.
 
 Each test's lines travel in its teardown report (`user_properties`), so that they reach the
-terminal summary of the process that prints it, with pytest-xdist's workers too.
+terminal summary of the process that prints it, with pytest-xdist's workers too. The hooks live
+in this top-level conftest because the xdist controller, which prints the summary, loads only
+the conftests of its arguments, not those of subdirectories.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ _LINES: list[str] = []
 
 @pytest.fixture
 def summary(request: pytest.FixtureRequest) -> Iterator[list[str]]:
-    """Lines to print in the terminal summary."""
+    """Lines to print in the terminal summary (FastAPI's suite runs)."""
     lines: list[str] = []
     yield lines
     request.node.user_properties.extend((_PROPERTY, line) for line in lines)
