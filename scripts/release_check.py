@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # What must never arrive with a distribution: the other package and the
-# dependencies only the other package needs (issue 5: a user of
+# dependencies only the other package needs (a user of
 # uvicorn-keepalive must not pull orjson or FastAPI, a user of orjson-dispatch
 # must not pull uvicorn).
 FOREIGN: dict[str, frozenset[str]] = {
