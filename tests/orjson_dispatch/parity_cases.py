@@ -71,6 +71,16 @@ class Case:
     absent_text: tuple[bytes, ...] = ()
     compare: Callable[[httpx.Response, httpx.Response], None] = assert_identical
 
+    def check(self, ours: httpx.Response, fastapi: httpx.Response) -> None:
+        """Assert FastAPI's expected answer, what neither answer may hold, and `compare`."""
+        assert fastapi.status_code == self.fastapi_status
+        if self.fastapi_body is not None:
+            assert fastapi.content == self.fastapi_body
+        for answer in (fastapi, ours):
+            assert not [name for name in self.absent_headers if name in answer.headers]
+            assert not [text for text in self.absent_text if text in answer.content]
+        self.compare(ours, fastapi)
+
 
 def route(endpoint: Callable[..., Any], method: str = "GET", **options: Any) -> Build:
     """A builder: an app with ``endpoint`` at ``/`` for ``method``, with route ``options``."""
