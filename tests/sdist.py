@@ -62,14 +62,14 @@ def extract(archive: tarfile.TarFile, members: list[tarfile.TarInfo], dest: Path
     Raises:
         ValueError: a member is absolute, climbs out with ``..``, or is a link or device.
     """
-    # The ``filter`` argument came with Python 3.12 and was backported to 3.11.4 and 3.10.12
-    # (CVE-2007-4559, gh-102950); Debian 12's 3.11.2 lacks it. Without it, refuse anything
-    # that could write outside ``dest`` before extracting.
-    if hasattr(tarfile, "data_filter"):
-        archive.extractall(dest, members=members, filter="data")
-        return
+    # Refuse first, on every Python: tarfile's data filter would not raise for an absolute
+    # name (it strips the leading slash). The filter itself came with Python 3.12 and was
+    # backported to 3.11.4 and 3.10.12 (CVE-2007-4559, gh-102950); Debian 12's 3.11.2 lacks it.
     for member in members:
         name = Path(member.name)
         if name.is_absolute() or ".." in name.parts or not (member.isfile() or member.isdir()):
             raise ValueError(f"refusing to extract {member.name!r} from {archive.name!r}")
-    archive.extractall(dest, members=members)
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(dest, members=members, filter="data")
+    else:
+        archive.extractall(dest, members=members)

@@ -77,7 +77,6 @@ def test_extract_refuses_members_outside_the_destination(tmp_path: Path, name: s
     with tarfile.open(archive_path, "w") as archive:
         archive.addfile(tarfile.TarInfo(name.format(tmp=tmp_path)))
     (tmp_path / "dest").mkdir()
-    # data_filter raises tarfile.FilterError (a TarError); the fallback raises ValueError.
-    with tarfile.open(archive_path) as archive, pytest.raises((ValueError, tarfile.TarError)):
+    with tarfile.open(archive_path) as archive, pytest.raises(ValueError, match="refusing"):
         extract(archive, archive.getmembers(), tmp_path / "dest")
     assert not (tmp_path / "escaped").exists()
