@@ -13,8 +13,13 @@ untouched. ``ORJSON_DISPATCH_SUITE_MODE`` picks how:
 - ``route``: every ``APIRouter`` (so every ``FastAPI`` app, whose router is one) that does not
   name a route class of its own gets ``orjson_dispatch.DispatchRoute``.
 
+Tests that run their body in a child interpreter (FastAPI's ``run_in_subprocess``, in
+tests/test_telemetry/_subprocess.py) are deselected: the plugin does not reach the child, so
+they would test FastAPI alone, at the cost of a Python start each.
+
 The counts are printed in the terminal summary and, when ``ORJSON_DISPATCH_SUITE_OUT`` names a
-directory, written there as ``routes-<pid>.json`` (one file per xdist worker).
+directory, written there as ``routes-<pid>.json`` (one file per xdist worker), beside the ids
+of the deselected tests in ``deselected-<pid>.json``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ OUT_VARIABLE = "ORJSON_DISPATCH_SUITE_OUT"
 # What happened to each APIRoute built in this process: "wrapped", "already wrapped",
 # "DispatchRoute", "other route class" or "refused: <reason>".
 counts: Counter[str] = Counter()
+deselected: list[str] = []
 _wrappers: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -112,10 +118,24 @@ def pytest_configure(config: pytest.Config) -> None:
         _patch_route_class()
 
 
+def _runs_in_child(item: pytest.Item) -> bool:
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and Path(code.co_filename).name == "_subprocess.py"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    in_child = [item for item in items if _runs_in_child(item)]
+    if in_child:
+        config.hook.pytest_deselected(items=in_child)
+        items[:] = [item for item in items if not _runs_in_child(item)]
+        deselected.extend(item.nodeid for item in in_child)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     out = os.environ.get(OUT_VARIABLE)
     if out:
         (Path(out) / f"routes-{os.getpid()}.json").write_text(json.dumps(dict(counts)))
+        (Path(out) / f"deselected-{os.getpid()}.json").write_text(json.dumps(deselected))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

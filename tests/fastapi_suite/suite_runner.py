@@ -50,10 +50,12 @@ def fastapi_tests(fastapi_version: str | None = None) -> Path:
 
 @dataclass
 class Run:
-    """One run of FastAPI's suite: each test's outcome, the routes built, the wall time."""
+    """One run of FastAPI's suite: each test's outcome, the routes built, the tests the plugin
+    deselected (dispatch_plugin.py says which and why), the wall time."""
 
     outcomes: dict[str, dict[str, str]]
     routes: Counter[str] = field(default_factory=Counter)
+    deselected: set[str] = field(default_factory=set)
     seconds: float = 0.0
     output: str = ""
 
@@ -117,7 +119,11 @@ def run(mode: str | None, pytest_args: list[str], timeout: float = 600) -> Run:
         routes: Counter[str] = Counter()
         for counts in Path(out).glob("routes-*.json"):
             routes.update(json.loads(counts.read_text()))
-        return Run(json.loads(outcomes_file.read_text()), routes, seconds, output)
+        deselected: set[str] = set()  # every xdist worker collects, and deselects, them all
+        for ids in Path(out).glob("deselected-*.json"):
+            deselected.update(json.loads(ids.read_text()))
+        outcomes = json.loads(outcomes_file.read_text())
+        return Run(outcomes, routes, deselected, seconds, output)
 
 
 def main() -> int:
