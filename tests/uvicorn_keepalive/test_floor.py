@@ -50,8 +50,19 @@ def floor_python() -> Path:
         return python
     shutil.rmtree(VENV, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "virtualenv", "--quiet", str(VENV)], check=True)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, *requirements()], check=True)
+    # With the uv that scripts/bootstrap installs beside this Python where it works, else pip.
+    uv = Path(sys.executable).with_name("uv")
+    installed = (
+        uv.exists()
+        and subprocess.run(
+            [str(uv), "pip", "install", "--quiet", "--python", str(python), *requirements()],
+            check=False,
+        ).returncode
+        == 0
+    )
+    if not installed:
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        subprocess.run([*pip, *requirements()], check=True)
     stamp.write_text(wanted)
     return python
 
