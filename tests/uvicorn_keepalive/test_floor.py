@@ -55,7 +55,16 @@ def floor_python() -> Path:
     installed = (
         uv.exists()
         and subprocess.run(
-            [str(uv), "pip", "install", "--quiet", "--python", str(python), *requirements()],
+            [
+                str(uv),
+                "pip",
+                "install",
+                "--quiet",
+                "--compile-bytecode",
+                "--python",
+                str(python),
+                *requirements(),
+            ],
             check=False,
         ).returncode
         == 0
