@@ -5,8 +5,8 @@ each item validated against the declared item type and serialized, one JSON docu
 or one `data:` event per item (`ServerSentEvent` items give their own fields), with a `: ping`
 comment after 15 s without an event. Its Server-Sent Events pass every event through two memory
 streams, a cancel scope and a checkpoint. Here each event is encoded and sent at once: a
-checkpoint at most every few milliseconds keeps a generator that never waits cancellable, and
-one task per stream sends the pings.
+checkpoint after each quarter of a millisecond of work keeps a generator that never waits
+cancellable and fair to other streams, and one task per stream sends the pings.
 """
 
 from __future__ import annotations
@@ -37,9 +37,12 @@ __all__ = [
 ]
 
 # How long a stream may run without giving the event loop a turn, so that a disconnected
-# client's stream is cancelled even when neither the generator nor the socket ever waits
-# (FastAPI checkpoints after every event for this: fastapi/fastapi#14680).
-_CHECKPOINT_SECONDS = 0.005
+# client's stream is cancelled, and other streams are served, even when neither the generator nor
+# the socket ever waits. FastAPI checkpoints after every event for this (fastapi/fastapi#14680),
+# which costs about a third of the time per event here; a quarter of a millisecond keeps that
+# cost below the noise and the time between events of 32 such streams within a few times
+# FastAPI's (benchmarks/results/notes.md).
+_CHECKPOINT_SECONDS = 0.00025
 
 
 async def _framed(items: Any, frame: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
