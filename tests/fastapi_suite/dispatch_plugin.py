@@ -127,7 +127,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     in_child = [item for item in items if _runs_in_child(item)]
     if in_child:
         config.hook.pytest_deselected(items=in_child)
-        items[:] = [item for item in items if not _runs_in_child(item)]
+        items[:] = [item for item in items if item not in in_child]
         deselected.extend(item.nodeid for item in in_child)
 
 

@@ -52,24 +52,9 @@ def floor_python() -> Path:
     subprocess.run([sys.executable, "-m", "virtualenv", "--quiet", str(VENV)], check=True)
     # With the uv that scripts/bootstrap installs beside this Python where it works, else pip.
     uv = Path(sys.executable).with_name("uv")
-    installed = (
-        uv.exists()
-        and subprocess.run(
-            [
-                str(uv),
-                "pip",
-                "install",
-                "--quiet",
-                "--compile-bytecode",
-                "--python",
-                str(python),
-                *requirements(),
-            ],
-            check=False,
-        ).returncode
-        == 0
-    )
-    if not installed:
+    uv_install = [str(uv), "pip", "install", "--quiet", "--compile-bytecode", "--python"]
+    command = [*uv_install, str(python), *requirements()]
+    if not (uv.exists() and subprocess.run(command, check=False).returncode == 0):
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
         subprocess.run([*pip, *requirements()], check=True)
     stamp.write_text(wanted)
