@@ -1,8 +1,8 @@
 """The per-class fast path of orjson_dispatch's private ``_models`` module, tested directly.
 
-These tests reach into ``orjson_dispatch._models`` (``model_plan``, ``model_json``): they pin down
-which classes get a plan and what a plan writes. When the module changes, adapt them here; the
-behaviour seen through the public API is tested in ``test_models.py``.
+These tests reach into ``orjson_dispatch._models`` (``class_encoder``, ``model_json``): they pin
+down which classes get generated code and what it writes. When the module changes, adapt them
+here; the behaviour seen through the public API is tested in ``test_models.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from uuid import UUID
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from orjson_dispatch._models import model_json, model_plan
+from orjson_dispatch._models import class_encoder, model_json
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_serializer
 
 from orjson_dispatch import dumps
@@ -47,14 +47,19 @@ class Tree(BaseModel):
     children: list[Tree] = []
 
 
-def test_plans_exist_for_plain_classes() -> None:
-    for cls in (Message, FunctionCall, Completion, Camel, Open, Holder):
-        assert model_plan(cls, by_alias=True) is not None, cls
+def test_code_is_generated_for_plain_classes() -> None:
+    for cls in (Message, FunctionCall, Completion, Camel, Open, Holder, Tree):
+        assert class_encoder(cls, by_alias=True)[0] is not None, cls
 
 
-@pytest.mark.parametrize("cls", [WithSerializer, WithAnnotatedSerializer, Tree])
-def test_no_plan_where_pydantic_differs(cls: type[BaseModel]) -> None:
-    assert model_plan(cls, by_alias=True) is None
+@pytest.mark.parametrize("cls", [WithSerializer, WithAnnotatedSerializer])
+def test_no_code_where_pydantic_differs(cls: type[BaseModel]) -> None:
+    assert class_encoder(cls, by_alias=True)[0] is None
+
+
+def test_recursive_models_are_written_as_pydantic_writes_them() -> None:
+    value = Tree(children=[Tree(), Tree(children=[Tree()])])
+    assert model_json(value, by_alias=True) == value.model_dump_json().encode()
 
 
 def test_aliases_excluded_and_computed_fields() -> None:

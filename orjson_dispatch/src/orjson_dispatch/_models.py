@@ -1,17 +1,25 @@
-"""Pydantic models serialized by orjson, exactly as pydantic's own JSON serializer would.
+"""Pydantic models serialized by orjson, derived from the core schema pydantic serializes with.
 
-pydantic serializes a model by walking its core schema in Rust; orjson is faster still when the
-model's fields hold plain JSON data, because it can read the instance's `__dict__` directly. This
-module decides, once per model class, whether that shortcut is exact, and keeps a `ModelPlan` for
-the classes where it is. A class qualifies only when its serialized form is provably the same as
-the dict of its field values (renamed to their aliases, without excluded fields, plus computed
-and extra fields): no field or model serializers, no non-default `ser_json_*` configuration, and
-field types whose declared serializer matches pydantic's type inference for the value held.
+pydantic writes a model by walking its core schema in Rust: the instance's `__dict__` in its own
+order (keys that are not fields skipped, missing fields left out), each value by its field's
+schema, under the field's serialization alias, then the extra fields, then the computed fields.
+orjson writes a dict faster still, so this module reads, once per model class, the same core
+schema and generates a small Python function (straight-line code, one line of checks) that hands
+orjson what pydantic would write: the instance's `__dict__` itself when nothing is renamed, left
+out or added, else a dict built from it.
 
-Where a field may hold a nested model, pydantic serializes it with the declared class's schema
-(a subclass instance loses its extra fields). The plan therefore checks at run time that each
-such value is exactly of a declared class; any other instance takes pydantic's own path
-(`__pydantic_serializer__.to_json`), so the shortcut can only ever be taken when it is exact.
+Validation guarantees the types of the values it builds, but an instance returned as it is (of
+the declared class, which validation passes through) may hold values assigned without
+validation or given to `model_construct`. The generated function therefore checks what only
+validation would have guaranteed: that each value has exactly the Python type its schema's
+validator produces (pydantic converts an `int` held by a `float` field, a `bool` by an `int`
+field), and that each nested model is exactly of a class its schema declares (pydantic writes a
+subclass instance with the declared class's fields, never the subclass's). Where a check fails,
+or the schema holds anything this module cannot prove orjson writes identically (serializers,
+`ser_json_*` settings, root models, bytes...), pydantic serializes that model itself.
+
+The items of a list, tuple, set or dict field declared with a scalar type are not checked one by
+one: an item appended without validation is written as held (docs/dispatch.md).
 """
 
 from __future__ import annotations
@@ -19,437 +27,470 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import itertools
 import json
-import threading
-import types
-import typing
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
-from enum import Enum
-from typing import Any, Literal, Union
-from uuid import UUID
+from typing import Any, NoReturn
 
-import annotated_types
 import orjson
-import pydantic
-import pydantic.functional_validators as validators
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticSerializationError, PydanticUndefined, to_jsonable_python
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from orjson_dispatch._options import ENCODE_OPTION
 
 __all__ = [
     "Check",
-    "ModelPlan",
-    "analyse",
-    "known_default",
-    "model_default",
+    "ContextualError",
+    "Encode",
+    "NotPlainError",
+    "check_of",
+    "class_encoder",
+    "default_for",
     "model_json",
-    "model_plan",
     "numpy_as_orjson",
+    "pydantic_json",
+    "without_nan",
+    "writes_nan",
 ]
 
 Check = Callable[[Any], bool]
-"""Tells whether a value at a declared position is serialized exactly by the fast path."""
+"""Tells whether a value at a declared position is written by orjson exactly as by pydantic."""
+Encode = Callable[[Any], Any]
+"""Returns what orjson writes for a model instance: a dict, or a Fragment of pydantic's JSON."""
 
 
 class NotPlainError(Exception):
-    """Internal: the annotation's serialization is not provably what orjson produces."""
+    """Internal: pydantic's JSON of the schema is not provably what orjson writes."""
 
 
-# Leaf types whose declared pydantic serializer gives what pydantic's inference gives for the
-# same value, so that `to_jsonable_python` (our callback for non-native values) is exact.
-_LEAVES: frozenset[Any] = frozenset(
-    {
-        str,
-        int,
-        float,
-        bool,
-        type(None),
-        None,
-        Any,
-        datetime.datetime,
-        datetime.date,
-        datetime.time,
-        datetime.timedelta,
-        UUID,
-        Decimal,
-    }
-)
-# Annotated metadata that only constrains validation, never serialization.
-_VALIDATION_ONLY_METADATA: tuple[type[Any], ...] = (
-    annotated_types.BaseMetadata,
-    annotated_types.GroupedMetadata,
-    pydantic.Strict,
-    pydantic.StringConstraints,
-    pydantic.Discriminator,
-    pydantic.Tag,
-    validators.AfterValidator,
-    validators.BeforeValidator,
-    validators.PlainValidator,
-    validators.WrapValidator,
-)
+class ContextualError(NotPlainError, TypeError):
+    """A model whose JSON depends on where it is written: pydantic's `ser_json_*` settings.
+
+    pydantic applies the settings of the outermost type being serialized (a model with
+    `ser_json_inf_nan="strings"` inside a list writes NaN as null), so no part of a value that
+    holds such a model is written by orjson, and the model is not written on its own by pydantic.
+    Raised from orjson's `default` (a TypeError), it sends the whole value to pydantic.
+    """
+
+
+# Scalar schemas: the exact Python type their validator produces. A value of that type is
+# written by pydantic's serializer as pydantic's type inference writes it, and so as orjson
+# (with `to_jsonable_python` as its `default`) writes it.
+_SCALARS: Mapping[str, type[Any]] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "none": type(None),
+    "datetime": datetime.datetime,
+    "date": datetime.date,
+    "time": datetime.time,
+    "timedelta": datetime.timedelta,
+    "uuid": uuid.UUID,
+    "decimal": Decimal,
+}
+# Schemas whose serialization is their inner schema's ("schema"): defaults and validators.
+_WRAPPERS = frozenset({"default", "function-after", "function-before", "function-wrap"})
 # Config entries that change the JSON of a model, with the value that does not.
 _NEUTRAL_CONFIG: Mapping[str, Any] = {
     "ser_json_timedelta": "iso8601",
     "ser_json_temporal": "iso8601",
     "ser_json_bytes": "utf8",
     "ser_json_inf_nan": "null",
-    "json_encoders": None,
 }
-_SEQUENCES = (list, tuple, set, frozenset)
+_JSON_VALUES = (str, int, float, bool, type(None))
+# Schemas whose serializer writes a value of their own type as type inference writes it, and a
+# value of any other type (held without validation) by type inference too (with a warning).
+# Not "str": pydantic writes a str subclass (a str enum) as its characters, inference as its value.
+_INFERRED = frozenset({"any", "bool", "none"})
+_CONTAINERS: Mapping[str, type[Any]] = {
+    "list": list,
+    "set": set,
+    "frozenset": frozenset,
+    "tuple": tuple,
+    "dict": dict,
+}
 
 
-Fields = Callable[[BaseModel], "dict[str, Any] | None"]
-"""Returns the dict orjson must encode for an instance, or None if the fast path does not apply."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ModelPlan:
-    """How to hand exact instances of a plain model class, and the models in them, to orjson.
-
-    Attributes:
-        fields: The `Fields` function of the class.
-        classes: The class and every model class its fields may hold on the fast path.
-        default: The orjson `default` callback for encoding an instance of the class: the
-            `fields` of each class in `classes` are found with one dict lookup.
-    """
-
-    fields: Fields
-    classes: frozenset[type[BaseModel]]
-    default: Callable[[Any], Any]
-
-
-def _fields_function(
-    *,
-    names: tuple[str, ...],
-    output: tuple[tuple[str, str], ...],
-    scalars: tuple[tuple[str, frozenset[type[Any]]], ...],
-    checks: tuple[tuple[str, Check], ...],
-    computed: tuple[tuple[str, str, Check | None], ...],
-    extra: bool,
-) -> Fields:
-    """Return the `Fields` function of a plain model class.
+class _Checks:
+    """Python expressions checking values against core schemas, with the names they use.
 
     Args:
-        names: The field names in declaration order: the keys, in order, of the `__dict__` of
-            an instance pydantic built.
-        output: (field name, JSON key) of every field that is serialized.
-        scalars: (field name, classes) of the fields declared as scalars (`int`, `float | None`,
-            ...): pydantic converts a value of another class assigned without validation (an int
-            in a float field is written 0.0, a bool in an int field 1), so only these pass.
-        checks: (field name, check) of the fields that may hold nested models.
-        computed: (property name, JSON key, check) of the computed fields.
-        extra: The model allows extra fields, serialized after the declared ones.
+        definitions: The schemas of the `definition-ref`s in the schema being read, by ref.
+        namespace: Receives the objects the expressions name (classes, sets of classes).
+        prefix: Starts the names given to those objects.
     """
-    # The instance's __dict__ itself is what orjson must encode.
-    identity = not computed and output == tuple((name, name) for name in names)
 
-    def fields(model: BaseModel) -> dict[str, Any] | None:
-        values = model.__dict__
-        # A missing field (model_construct), a foreign key (functools.cached_property stores
-        # its value in __dict__) or another order: pydantic would not write __dict__ as it is.
-        if tuple(values) != names:
-            return None
-        for name, classes in scalars:
-            if type(values[name]) not in classes:
-                return None
-        for name, check in checks:
-            if not check(values[name]):
-                return None
-        extras = model.__pydantic_extra__ if extra else None
-        if identity and not extras:
-            return values
-        # pydantic's order: fields, extra fields, computed fields.
-        out = {key: values[name] for name, key in output}
-        if extras:
-            out.update(extras)
-        for name, key, value_check in computed:
-            value = getattr(model, name)
-            if value_check is not None and not value_check(value):
-                return None
-            out[key] = value
-        return out
+    def __init__(
+        self, definitions: Mapping[str, Any], namespace: dict[str, Any], prefix: str
+    ) -> None:
+        self.definitions = definitions
+        self.namespace = namespace
+        self.prefix = prefix
+        self.models: set[type[BaseModel]] = set()
 
-    return fields
+    def name(self, value: Any) -> str:
+        for key, held in self.namespace.items():
+            if held is value:
+                return key
+        key = f"{self.prefix}{len(self.namespace)}"
+        self.namespace[key] = value
+        return key
 
-
-# Plans live on each class itself (in its own __dict__, never inherited), so that a class created
-# per request is collected with its plan: a registry keyed by class would keep every class alive.
-_PLAN_ATTRIBUTE = {True: "__orjson_dispatch_plan_by_alias__", False: "__orjson_dispatch_plan__"}
-_in_progress: set[tuple[type[BaseModel], bool]] = set()
-# Sync endpoints run in threads: one analysis at a time, so that a class another thread is
-# analysing is never mistaken for a recursive one. Reentrant for nested models.
-_analysis_lock = threading.RLock()
-
-
-def model_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan | None:
-    """Return the plan of `cls`, or None when pydantic must serialize its instances itself."""
-    attribute = _PLAN_ATTRIBUTE[by_alias]
-    try:
-        return cls.__dict__[attribute]  # type: ignore[no-any-return]
-    except KeyError:
-        pass
-    with _analysis_lock:
-        if attribute in cls.__dict__:
-            return cls.__dict__[attribute]  # type: ignore[no-any-return]
-        key = (cls, by_alias)
-        if key in _in_progress:
-            # A recursive model: its plan cannot rely on itself being plain.
-            raise NotPlainError
-        _in_progress.add(key)
-        try:
-            plan: ModelPlan | None = _build_plan(cls, by_alias)
-        except NotPlainError:
-            plan = None
-        finally:
-            _in_progress.discard(key)
-        type.__setattr__(cls, attribute, plan)
-        return plan
-
-
-def _build_plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
-    if not cls.__pydantic_complete__ or getattr(cls, "__pydantic_root_model__", False):
-        raise NotPlainError
-    decorators = cls.__pydantic_decorators__
-    if decorators.field_serializers or decorators.model_serializers:
-        raise NotPlainError
-    config = cls.model_config
-    for name, neutral in _NEUTRAL_CONFIG.items():
-        if config.get(name, neutral) not in (neutral, {}):
-            raise NotPlainError
-    found: set[type[BaseModel]] = set()
-    output: list[tuple[str, str]] = []
-    scalars: list[tuple[str, frozenset[type[Any]]]] = []
-    checks: list[tuple[str, Check]] = []
-    for name, field in cls.model_fields.items():
-        if getattr(field, "exclude_if", None) is not None:
-            raise NotPlainError
-        check = _analyse_field(field, by_alias, found)
-        if check is not None:
-            checks.append((name, check))
-        classes = _scalar_classes(field.annotation)
-        if classes:
-            scalars.append((name, classes))
-        if not field.exclude:
-            output.append((name, _key(name, field.serialization_alias or field.alias, by_alias)))
-    computed: list[tuple[str, str, Check | None]] = []
-    for name, info in cls.model_computed_fields.items():
-        return_type = info.return_type
-        check = None if return_type is PydanticUndefined else analyse(return_type, by_alias, found)
-        computed.append((name, _key(name, info.alias, by_alias), check))
-    fields = _fields_function(
-        names=tuple(cls.model_fields),
-        output=tuple(output),
-        scalars=tuple(scalars),
-        checks=tuple(checks),
-        computed=tuple(computed),
-        extra=config.get("extra") == "allow",
-    )
-    fields_of = {nested: _plan(nested, by_alias).fields for nested in found}
-    fields_of[cls] = fields
-    return ModelPlan(fields, frozenset(fields_of), _known_default(fields_of, by_alias))
-
-
-def _scalar_classes(annotation: Any) -> frozenset[type[Any]]:
-    """Return the classes pydantic writes unchanged where `annotation` is declared.
-
-    Empty unless `annotation` is a scalar type or a union of them (`float`, `int | None`).
-    """
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if annotation in (int, float, str, bool):
-        return frozenset({annotation})
-    if annotation is None or annotation is type(None):
-        return frozenset({type(None)})
-    if typing.get_origin(annotation) in (Union, types.UnionType):
-        members = [_scalar_classes(member) for member in typing.get_args(annotation)]
-        if all(members):
-            return frozenset().union(*members)
-    return frozenset()
-
-
-def _key(name: str, alias: str | None, by_alias: bool) -> str:
-    return alias if by_alias and alias else name
-
-
-def _analyse_field(field: FieldInfo, by_alias: bool, found: set[type[BaseModel]]) -> Check | None:
-    _check_metadata(field.metadata)
-    return analyse(field.annotation, by_alias, found)
-
-
-def _check_metadata(metadata: typing.Iterable[Any]) -> None:
-    for item in metadata:
-        if isinstance(item, FieldInfo):
-            # A Field() inside a type: only its constraints and discriminator can matter.
-            if item.exclude or item.serialization_alias:
+    def resolve(self, schema: Any) -> Any:
+        while True:
+            if schema.get("serialization") is not None:
                 raise NotPlainError
-            _check_metadata(item.metadata)
-        elif not isinstance(item, _VALIDATION_ONLY_METADATA):
+            kind = schema["type"]
+            if kind == "definition-ref":
+                schema = self.definitions[schema["schema_ref"]]
+            elif kind == "definitions" or kind in _WRAPPERS:
+                schema = schema["schema"]
+            else:
+                return schema
+
+    def types(self, schema: Any) -> frozenset[type[Any]]:
+        """Return the classes a value must be exactly of to be written as pydantic writes it.
+
+        Raises:
+            NotPlainError: The schema needs more than a class check (a container, a serializer,
+                a union member that takes any value).
+        """
+        schema = self.resolve(schema)
+        kind = schema["type"]
+        if kind in _SCALARS:
+            return frozenset({_SCALARS[kind]})
+        if kind == "model":
+            self.models.add(schema["cls"])
+            return frozenset({schema["cls"]})
+        if kind == "literal":
+            classes = frozenset(map(type, schema["expected"]))
+            if not classes <= frozenset(_JSON_VALUES):
+                raise NotPlainError  # enum members, bytes...
+            return classes
+        if kind == "enum" and all(
+            isinstance(member.value, _JSON_VALUES) for member in schema["members"]
+        ):
+            return frozenset({schema["cls"]})
+        if kind == "nullable":
+            return self.types(schema["schema"]) | {type(None)}
+        if kind in ("union", "tagged-union"):
+            choices = schema["choices"]
+            members = choices.values() if isinstance(choices, dict) else choices
+            found: frozenset[type[Any]] = frozenset()
+            for member in members:
+                found |= self.types(member[0] if isinstance(member, tuple) else member)
+            return found
+        raise NotPlainError
+
+    def expression(self, schema: Any, value: str) -> str | None:
+        """Return an expression true when `value` is written exactly, None when it always is.
+
+        The expression may raise KeyError, TypeError or AttributeError for a value that is not
+        written exactly.
+        """
+        schema = self.resolve(schema)
+        kind = schema["type"]
+        if kind in _INFERRED:
+            return None
+        if kind == "nullable":
+            inner = self.expression(schema["schema"], value)
+            if inner is None:
+                return None
+            if self.resolve(schema["schema"])["type"] in _CONTAINERS:
+                return f"({value} is None or {inner})"
+        if kind in _CONTAINERS:
+            items, values = self._items(schema, value)
+            # issuperset reads the iterator without building a set.
+            return None if items is None else f"{self.name(items.issuperset)}(map(type, {values}))"
+        classes = self.types(schema)
+        if len(classes) == 1:
+            (cls,) = classes
+            return f"type({value}) is {self.name(cls)}"
+        return f"type({value}) in {self.name(classes)}"
+
+    def _items(self, schema: Any, value: str) -> tuple[frozenset[type[Any]] | None, str]:
+        """Return the classes a container's items must be of, and its items' expression.
+
+        The classes are None where the items are not checked: a container of scalars is
+        written as held, as pydantic writes one that holds a value of another type.
+        """
+        kind = schema["type"]
+        items = schema.get("items_schema", {"type": "any"})
+        values = value
+        if kind == "dict":
+            keys = self.resolve(schema.get("keys_schema", {"type": "any"}))
+            if keys["type"] not in ("str", "any"):
+                raise NotPlainError
+            items, values = schema.get("values_schema", {"type": "any"}), f"{value}.values()"
+        elif kind == "tuple":
+            if schema.get("variadic_item_index") != 0 or len(items) != 1:
+                raise NotPlainError  # positional tuples: pydantic handles them
+            items = items[0]
+        items = self.resolve(items)
+        if items["type"] in _CONTAINERS:
+            if self._items(items, "_")[0] is not None:
+                raise NotPlainError  # containers of containers of models
+            return None, values
+        if self.expression(items, "_") is None:
+            return None, values
+        classes = self.types(items)
+        if not any(issubclass(cls, BaseModel) for cls in classes):
+            return None, values
+        return classes, values
+
+
+def _definitions(schema: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    if schema.get("type") == "definitions":
+        for definition in schema["definitions"]:
+            found[definition["ref"]] = definition
+    return found
+
+
+def _model_schema(cls: type[BaseModel]) -> tuple[Any, Any, Mapping[str, Any]]:
+    """Return the model-fields schema, the config and the definitions `cls` serializes with."""
+    if not cls.__pydantic_complete__:
+        raise NotPlainError
+    schema = cls.__pydantic_core_schema__
+    definitions = _definitions(schema)
+    schema = _Checks(definitions, {}, "").resolve(schema)
+    if schema["type"] != "model" or schema["cls"] is not cls or schema.get("root_model"):
+        raise NotPlainError
+    config = schema.get("config", {})
+    for name, neutral in _NEUTRAL_CONFIG.items():
+        if config.get(name, neutral) != neutral:
+            raise ContextualError(cls.__qualname__)
+    fields = schema["schema"]
+    if fields["type"] != "model-fields" or fields.get("extras_schema") is not None:
+        raise NotPlainError
+    return fields, config, definitions
+
+
+@dataclasses.dataclass(frozen=True)
+class _Source:
+    """The generated code writing one model class.
+
+    Attributes:
+        body: Statements on the instance `m` that return what orjson writes for it.
+        namespace: The objects `body` names, by name; names are unique to the class.
+        models: The model classes its fields declare.
+    """
+
+    body: list[str]
+    namespace: dict[str, Any]
+    models: frozenset[type[BaseModel]]
+
+
+_prefixes = itertools.count()
+
+
+def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
+    fields, config, definitions = _model_schema(cls)
+    prefix = f"_{next(_prefixes)}_"
+    checks = _Checks(definitions, {}, prefix)
+    fallback = checks.name(functools.partial(_pydantic_fragment, by_alias=by_alias))
+    output: dict[str, str] = {}
+    tests = [f"len(d) == {len(fields['fields'])}"]
+    for name, field in fields["fields"].items():
+        if field.get("serialization_exclude_if") is not None:
             raise NotPlainError
+        expression = checks.expression(field["schema"], f"d[{name!r}]")
+        tests.append(expression or f"{name!r} in d")
+        if not field.get("serialization_exclude"):
+            alias = field.get("serialization_alias") if by_alias else None
+            output[name] = alias or name
+    computed = []
+    for item in fields.get("computed_fields", []):
+        key = (item.get("alias") if by_alias else None) or item["property_name"]
+        computed.append((item["property_name"], key, checks.expression(item["return_schema"], "v")))
+    extra = (fields.get("extra_behavior") or config.get("extra_fields_behavior")) == "allow"
+    identity = not computed and output == {name: name for name in fields["fields"]}
+    body = [
+        "d = m.__dict__",
+        "try:",
+        f"    exact = {' and '.join(tests)}",
+        "except (KeyError, TypeError, AttributeError):",
+        "    exact = False",
+        "if not exact:",
+        f"    return {fallback}(m)",
+    ]
+    if identity and not extra:
+        body.append("return d")
+        return _Source(body, checks.namespace, frozenset(checks.models))
+    if extra:
+        body.append("x = m.__pydantic_extra__")
+    if identity:
+        body += ["if not x:", "    return d"]
+    # pydantic's order: the instance's dict, then extra fields, then computed fields.
+    keys = checks.name(output)
+    body.append(f"out = {{{keys}[k]: v for k, v in d.items() if k in {keys}}}")
+    if extra:
+        body += ["if x:", "    if not x.keys().isdisjoint(out):", f"        return {fallback}(m)"]
+        body.append("    out.update(x)")
+    for name, key, expression in computed:
+        body.append(f"v = out[{key!r}] = m.{name}")
+        if expression is not None:
+            body += [f"if not ({expression}):", f"    return {fallback}(m)"]
+    body.append("return out")
+    return _Source(body, checks.namespace, frozenset(checks.models))
 
 
-def analyse(annotation: Any, by_alias: bool, found: set[type[BaseModel]]) -> Check | None:
-    """Decide whether values declared as `annotation` serialize exactly through orjson.
+def _compiled(name: str, lines: Iterable[str], namespace: Mapping[str, Any]) -> Any:
+    """Return the function `name` that `lines` define, with the names of `namespace`.
 
-    Adds to `found` every model class the returned check admits, with the classes it may hold.
+    The names are a closure's: cells are read faster than globals and, unlike defaults, cost
+    nothing per call.
+    """
+    body = "\n".join(f"    {line}" for line in lines)
+    scope: dict[str, Any] = {}
+    parameters = ", ".join(("type", *namespace))
+    exec(f"def closure({parameters}):\n{body}\n    return {name}", scope)
+    return scope["closure"](type, *namespace.values())
 
-    Returns:
-        None when any value held there serializes exactly (no nested model can be there), or a
-        check to run on the value held, which is True when it serializes exactly.
+
+# Encoders live on each class itself (in its own __dict__, never inherited), so that a class
+# created per request is collected with its encoder: a registry keyed by class would keep every
+# class alive. Each entry: (the class's source or None, its encoder).
+_ATTRIBUTE = {True: "__orjson_dispatch_encode_by_alias__", False: "__orjson_dispatch_encode__"}
+_DEFAULT_ATTRIBUTE = {
+    True: "__orjson_dispatch_default_by_alias__",
+    False: "__orjson_dispatch_default__",
+}
+
+
+def class_encoder(cls: type[BaseModel], by_alias: bool) -> tuple[_Source | None, Encode]:
+    """Return the generated source of `cls` (None where pydantic writes it) and its encoder."""
+    attribute = _ATTRIBUTE[by_alias]
+    entry: tuple[_Source | None, Encode] | None = cls.__dict__.get(attribute)
+    if entry is None:
+        try:
+            source = _source(cls, by_alias)
+        except ContextualError:
+            entry = (None, _contextual)
+        except NotPlainError:
+            entry = (None, functools.partial(_pydantic_fragment, by_alias=by_alias))
+        else:
+            lines = ["def encode(m):", *(f"    {line}" for line in source.body)]
+            entry = (source, _compiled("encode", lines, source.namespace))
+        type.__setattr__(cls, attribute, entry)
+    return entry
+
+
+def _contextual(model: BaseModel) -> NoReturn:
+    raise ContextualError(type(model).__qualname__)
+
+
+def _pydantic_fragment(model: BaseModel, *, by_alias: bool) -> orjson.Fragment:
+    return orjson.Fragment(pydantic_json(model, by_alias=by_alias))
+
+
+# Up to this many classes, the `default` callback tests the class of a value against each in
+# turn, with each class's code inline (a Python call less per model); past it, one dict lookup
+# finds the class's encoder.
+_INLINE_CLASSES = 8
+
+
+def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[[Any], Any]:
+    """Return the orjson `default` callback for values holding instances of `classes`.
+
+    A model of `classes` or of a class their fields declare is written by its class's generated
+    code; any other model as its own class (`model_json`), as pydantic's type inference writes
+    it; any other value by pydantic's type inference, which is what pydantic does for a value
+    of that type at a position declared as such or as `Any`.
+    """
+    known: dict[type[BaseModel], tuple[_Source | None, Encode]] = {}
+    pending = list(classes)
+    while pending:
+        cls = pending.pop()
+        if cls not in known:
+            known[cls] = class_encoder(cls, by_alias)
+            source, encode = known[cls]
+            if encode is _contextual:
+                raise ContextualError(cls.__qualname__)
+            pending.extend(source.models if source is not None else ())
+    other = functools.partial(_inferred, by_alias=by_alias)
+    if len(known) > _INLINE_CLASSES:
+        encoders = {cls: encode for cls, (_, encode) in known.items()}
+
+        def default(value: Any) -> Any:
+            encode = encoders.get(type(value))
+            return other(value) if encode is None else encode(value)
+
+        return default
+    namespace: dict[str, Any] = {"_other": other}
+    lines = ["def default(m):", "    t = type(m)"]
+    # The classes found last, the most deeply nested, are usually the most numerous: first.
+    for index, (cls, (source, encode)) in enumerate(reversed(known.items())):
+        lines.append(f"    if t is _k{index}:")
+        namespace[f"_k{index}"] = cls
+        if source is None:
+            namespace[f"_e{index}"] = encode
+            lines.append(f"        return _e{index}(m)")
+        else:
+            namespace.update(source.namespace)
+            lines += (f"        {line}" for line in source.body)
+    lines.append("    return _other(m)")
+    return _compiled("default", lines, namespace)  # type: ignore[no-any-return]
+
+
+def _inferred(value: Any, *, by_alias: bool) -> Any:
+    if isinstance(value, BaseModel):  # at a position declared `Any`: written as its own class
+        return class_encoder(type(value), by_alias)[1](value)
+    return to_jsonable_python(value, by_alias=by_alias)
+
+
+def check_of(annotation: Any) -> tuple[Check | None, frozenset[type[BaseModel]]]:
+    """Return the check of values declared as `annotation`, and the model classes it declares.
+
+    The check is None when any value serializes exactly.
 
     Raises:
         NotPlainError: pydantic's serialization of `annotation` may differ from orjson's.
     """
-    try:
-        if annotation in _LEAVES:
-            return None
-    except TypeError:  # an unhashable annotation is no leaf
-        pass
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        _check_metadata(annotation.__metadata__)
-        return analyse(args[0], by_alias, found)
-    if origin is Literal:
-        return None
-    if origin is Union or origin is types.UnionType:
-        return _analyse_union(args, by_alias, found)
-    if origin in _SEQUENCES:
-        return _analyse_sequence(origin, args, by_alias, found)
-    if origin is dict:
-        key_type, value_type = args or (Any, Any)
-        if key_type not in (str, Any) and not (
-            isinstance(key_type, type) and issubclass(key_type, str)
-        ):
-            raise NotPlainError
-        value_check = analyse(value_type, by_alias, found)
-        return None if value_check is None else _all_values(value_check)
-    if isinstance(annotation, type):
-        if issubclass(annotation, Enum) and not issubclass(annotation, _NON_JSON_ENUMS):
-            return None
-        if issubclass(annotation, BaseModel):
-            _add_plain(annotation, by_alias, found)
-            return _ExactClasses(frozenset({annotation}))
-        if annotation in _SEQUENCES or annotation is dict:
-            return None  # bare list, dict...: items are inferred, as for Any
-    raise NotPlainError
-
-
-# Enums mixed with a type orjson and pydantic encode differently would need their own rules.
-_NON_JSON_ENUMS = (datetime.date, datetime.time, datetime.timedelta, Decimal, bytes)
-
-
-def _add_plain(cls: type[BaseModel], by_alias: bool, found: set[type[BaseModel]]) -> None:
-    plan = model_plan(cls, by_alias)
-    if plan is None:
-        raise NotPlainError
-    found |= plan.classes
-
-
-def _plan(cls: type[BaseModel], by_alias: bool) -> ModelPlan:
-    """Return the plan of a class `analyse` has found plain."""
-    plan = model_plan(cls, by_alias)
-    assert plan is not None, cls  # `found` holds only classes with a plan
-    return plan
-
-
-def _analyse_union(
-    members: tuple[Any, ...], by_alias: bool, found: set[type[BaseModel]]
-) -> Check | None:
-    models: set[type[Any]] = set()
-    for member in members:
-        inner = member
-        while typing.get_origin(inner) is typing.Annotated:
-            _check_metadata(inner.__metadata__)
-            inner = typing.get_args(inner)[0]
-        if isinstance(inner, type) and issubclass(inner, BaseModel):
-            _add_plain(inner, by_alias, found)
-            models.add(inner)
-        elif analyse(inner, by_alias, found) is not None:
-            # A container of models inside a union: pydantic's choice of member is not
-            # something a cheap check can predict.
-            raise NotPlainError
-    if not models:
-        return None
-    return _Members(frozenset(models))
-
-
-def _analyse_sequence(
-    origin: Any, args: tuple[Any, ...], by_alias: bool, found: set[type[BaseModel]]
-) -> Check | None:
-    if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
-        checks = [analyse(arg, by_alias, found) for arg in args if arg is not Ellipsis]
-        if any(check is not None for check in checks):
-            raise NotPlainError  # positional tuples of models are rare; pydantic handles them
-        return None
-    item_check = analyse(args[0], by_alias, found) if args else None
-    return None if item_check is None else _all_items(item_check)
-
-
-# Checks run once per value orjson is handed, so they are closures over their data, and lists of
-# models are checked with one set of their item classes (C loops) rather than a call per item.
-
-
-class _ExactClasses:
-    """A check: the value is exactly of one of the classes (pydantic's declared class)."""
-
-    __slots__ = ("classes",)
-
-    def __init__(self, classes: frozenset[type[Any]]) -> None:
-        self.classes = classes
-
-    def __call__(self, value: Any) -> bool:
-        return type(value) in self.classes
-
-
-class _Members(_ExactClasses):
-    """A check for a union with model members."""
-
-    __slots__ = ()
-
-    def __call__(self, value: Any) -> bool:
-        # pydantic picks the union member whose class is exactly the value's; a value that is
-        # no model at all is serialized by inference in both serializers.
-        return type(value) in self.classes or not isinstance(value, BaseModel)
-
-
-def _all_items(check: Check) -> Check:
-    if type(check) is _ExactClasses:
-        classes = check.classes
-
-        def all_exact(value: Any) -> bool:
-            return isinstance(value, (list, tuple)) and set(map(type, value)) <= classes
-
-        return all_exact
-
-    def all_items(value: Any) -> bool:
-        return isinstance(value, (list, tuple)) and all(map(check, value))
-
-    return all_items
-
-
-def _all_values(check: Check) -> Check:
-    def all_values(value: Any) -> bool:
-        return isinstance(value, dict) and all(map(check, value.values()))
-
-    return all_values
+    schema = TypeAdapter(annotation).core_schema
+    checks = _Checks(_definitions(schema), {}, "_")
+    expression = checks.expression(schema, "value")
+    if expression is None:
+        return None, frozenset(checks.models)
+    lines = [
+        "def check(value):",
+        "    try:",
+        f"        return {expression}",
+        "    except (TypeError, AttributeError):",
+        "        return False",
+    ]
+    return _compiled("check", lines, checks.namespace), frozenset(checks.models)
 
 
 def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
     """Serialize `model` as its own class: the JSON of `model.model_dump_json(by_alias=...)`.
 
-    Uses the class's plan with orjson when it applies; otherwise, and whenever orjson refuses a
-    value (an integer beyond 64 bits), pydantic's own serializer.
+    Uses the generated code of its class (and of the classes in it) with orjson where it
+    applies; otherwise, and whenever orjson refuses a value (an integer beyond 64 bits),
+    pydantic's own serializer.
     """
-    plan = model_plan(type(model), by_alias)
-    if plan is not None and (fields := plan.fields(model)) is not None:
+    default = _model_default(type(model), by_alias)
+    if default is not None:
         try:
-            return orjson.dumps(fields, default=plan.default, option=ENCODE_OPTION)
+            return orjson.dumps(model, default=default, option=ENCODE_OPTION)
         except TypeError:
             pass
     return pydantic_json(model, by_alias=by_alias)
+
+
+def _model_default(cls: type[BaseModel], by_alias: bool) -> Callable[[Any], Any] | None:
+    attribute = _DEFAULT_ATTRIBUTE[by_alias]
+    default: Callable[[Any], Any] | None = cls.__dict__.get(attribute, _contextual)
+    if default is _contextual:
+        try:
+            default = default_for((cls,), by_alias)
+        except ContextualError:
+            default = None
+        type.__setattr__(cls, attribute, default)
+    return default
 
 
 def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
@@ -490,62 +531,3 @@ def without_nan(body: bytes) -> bytes:
         return body
     value = json.loads(body, parse_constant=lambda _: None)
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-@functools.cache
-def model_default(by_alias: bool) -> Callable[[Any], Any]:
-    """Return the orjson `default` callback used inside models and typed responses.
-
-    It applies pydantic's rules: a nested model through its plan (or pydantic's serializer when
-    the plan does not apply), anything else through pydantic's type inference, which is what
-    pydantic does for a value of that type at a position declared as such or as `Any`.
-    """
-    attribute = _PLAN_ATTRIBUTE[by_alias]
-
-    def default(value: Any) -> Any:
-        # orjson calls this once per nested model: one lookup in the class's own dict.
-        cls = type(value)
-        plan = cls.__dict__.get(attribute, _UNKNOWN)
-        if plan is _UNKNOWN:
-            if not isinstance(value, BaseModel):
-                return to_jsonable_python(value, by_alias=by_alias)
-            plan = model_plan(cls, by_alias)
-        if plan is not None:
-            fields = plan.fields(value)
-            if fields is not None:
-                return fields
-        return orjson.Fragment(pydantic_json(value, by_alias=by_alias))
-
-    return default
-
-
-_UNKNOWN = object()
-
-
-def known_default(
-    classes: typing.Iterable[type[BaseModel]], by_alias: bool
-) -> Callable[[Any], Any]:
-    """Return `model_default` with a shortcut for `classes`, classes `analyse` has found plain.
-
-    The fields of an instance of one of `classes` are found with one lookup in a dict held by the
-    callback (a class's own `__dict__` sits behind pydantic's metaclass `__getattr__`, several
-    times slower); any other value goes to `model_default`.
-    """
-    return _known_default({cls: _plan(cls, by_alias).fields for cls in classes}, by_alias)
-
-
-def _known_default(
-    fields_of: dict[type[BaseModel], Fields], by_alias: bool
-) -> Callable[[Any], Any]:
-    fallback = model_default(by_alias)
-
-    def default(value: Any) -> Any:
-        fields = fields_of.get(type(value))
-        if fields is None:
-            return fallback(value)
-        out = fields(value)
-        if out is not None:
-            return out
-        return orjson.Fragment(pydantic_json(value, by_alias=by_alias))
-
-    return default

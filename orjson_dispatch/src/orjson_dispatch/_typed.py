@@ -1,10 +1,10 @@
 """Values with a declared type, encoded as FastAPI's typed path encodes them.
 
 FastAPI validates the returned value against the declared type (`response_model` or the return
-annotation), then serializes the validated value with pydantic's `dump_json`. `TypedEncoder` gives
-the same JSON: it validates unless the value is already an instance of exactly the declared model
-class (validation would return that very instance), then encodes the value with orjson when every
-model in it has an exact plan (`_models`), and with the declared type's `dump_json` otherwise.
+annotation), then serializes the validated value with pydantic's `dump_json`. `TypedEncoder`
+does the same validation, always (it runs the model validators of a returned instance too), then
+writes the validated value with orjson where every model in it has a generated encoder
+(`_models`) and the value passes the declared type's check, and with `dump_json` otherwise.
 """
 
 from __future__ import annotations
@@ -14,17 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, TypeAdapter
+from pydantic import TypeAdapter
 
-from orjson_dispatch._models import (
-    Check,
-    NotPlainError,
-    analyse,
-    known_default,
-    model_default,
-    without_nan,
-    writes_nan,
-)
+from orjson_dispatch._models import NotPlainError, check_of, default_for, without_nan, writes_nan
 from orjson_dispatch._options import ENCODE_OPTION, Serialization
 
 __all__ = ["TypedEncoder", "typed_encoder"]
@@ -41,7 +33,7 @@ class TypedEncoder:
             pydantic serializes every value itself.
     """
 
-    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "exact_class", "validate")
+    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "validate")
 
     def __init__(
         self,
@@ -55,41 +47,25 @@ class TypedEncoder:
         self._dump_json = dump_json
         if writes_nan(TypeAdapter(annotation).core_schema):
             self._dump_json = lambda value: without_nan(dump_json(value))
-        self._default = model_default(serialization.by_alias)
         self._option = ENCODE_OPTION | serialization.option
-        self._check: Check | None = None
         self._fast = not serialization.selective
+        self._check: Callable[[Any], bool] | None = None
+        self._default: Callable[[Any], Any] | None = None
         if self._fast:
-            found: set[type[BaseModel]] = set()
             try:
-                self._check = analyse(annotation, serialization.by_alias, found)
+                self._check, classes = check_of(annotation)
+                self._default = default_for(classes, serialization.by_alias)
             except NotPlainError:
                 self._fast = False
-            else:
-                self._default = known_default(found, serialization.by_alias)
-        # Validating an exact instance returns it unchanged unless the class revalidates.
-        self.exact_class: type[BaseModel] | None = None
-        if (
-            isinstance(annotation, type)
-            and issubclass(annotation, BaseModel)
-            and annotation.model_config.get("revalidate_instances", "never") != "always"
-        ):
-            self.exact_class = annotation
 
     def encode(self, value: Any) -> bytes:
-        """Validate `value` if needed and return its JSON.
+        """Validate `value` and return its JSON.
 
         Raises:
             Exception: What `validate` raises for a value that does not fit the declared type,
                 or pydantic's serialization error for a value it cannot serialize.
         """
-        return self.serialize(self.validated(value))
-
-    def validated(self, value: Any) -> Any:
-        """Return `value` validated against the declared type (unchanged for an exact instance)."""
-        if type(value) is self.exact_class:
-            return value
-        return self.validate(value)
+        return self.serialize(self.validate(value))
 
     def serialize(self, value: Any) -> bytes:
         """Return the JSON of an already validated `value`."""
