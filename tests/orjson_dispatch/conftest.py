@@ -64,9 +64,13 @@ def ask() -> Ask:
 
 
 @pytest.fixture
-def twin() -> Twin:
-    """A fresh app: ``twin.add(method, path, endpoint, **route)``, ``twin.both(method, path)``."""
-    return Twin()
+def twin(request: pytest.FixtureRequest) -> Twin:
+    """A fresh app: ``twin.add(method, path, endpoint, **route)``, ``twin.both(method, path)``.
+
+    Parametrized indirectly, the parameter is the route class of the dispatched routes (None:
+    ``@dispatch``).
+    """
+    return Twin(route_class=getattr(request, "param", None))
 
 
 @pytest.fixture

@@ -210,7 +210,7 @@ def _items_wrapper(endpoint: Any, generator: Callable[..., Any], name: str) -> A
         if not warned:
             warned = True
             logger.warning(
-                "orjson_dispatch: the generator endpoint %s is streamed by FastAPI itself; serve "
+                "the generator endpoint %s is streamed by FastAPI itself; serve "
                 "it with orjson_dispatch.DispatchRoute to stream it with orjson",
                 name,
             )

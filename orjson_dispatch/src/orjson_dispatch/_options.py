@@ -89,8 +89,8 @@ class Serialization:
         """The settings as keyword arguments of pydantic's `dump_json` and FastAPI's fields."""
         return {
             "by_alias": self.by_alias,
-            "include": self.include,
-            "exclude": self.exclude,
+            "include": thaw(self.include),
+            "exclude": thaw(self.exclude),
             "exclude_unset": self.exclude_unset,
             "exclude_defaults": self.exclude_defaults,
             "exclude_none": self.exclude_none,
@@ -227,6 +227,18 @@ def freeze(selection: Any) -> Any:
         return FrozenDict((key, freeze(item)) for key, item in selection.items())
     if isinstance(selection, (set, list, tuple)):
         return frozenset(selection)
+    return selection
+
+
+def thaw(selection: Any) -> Any:
+    """Return `include`/`exclude` made hashable by `freeze` as FastAPI passes it to pydantic.
+
+    pydantic merges a `"__all__"` entry with the entries of list indexes only in dicts and sets.
+    """
+    if isinstance(selection, dict):
+        return {key: thaw(item) for key, item in selection.items()}
+    if isinstance(selection, frozenset):
+        return set(selection)
     return selection
 
 

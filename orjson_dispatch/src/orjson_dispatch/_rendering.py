@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-__all__ = ["Encoded", "body_allowed", "rendering", "renders_json"]
+__all__ = ["Encoded", "body_allowed", "reads_content", "rendering", "renders_json"]
 
 _SUBCLASS = "__orjson_dispatch_rendering__"
 
@@ -31,9 +31,9 @@ def renders_json(response_class: type[Response]) -> bool:
     """Tell whether `response_class(content)` renders `content` as the JSON we would write.
 
     True for JSONResponse and FastAPI's ORJSONResponse and UJSONResponse, and their subclasses
-    that keep their `render`.
+    that keep their `render` and JSONResponse's `__init__` (see `reads_content`).
     """
-    if not issubclass(response_class, JSONResponse):
+    if not issubclass(response_class, JSONResponse) or reads_content(response_class):
         return False
     renders = {JSONResponse.render}
     try:
@@ -47,6 +47,15 @@ def renders_json(response_class: type[Response]) -> bool:
             if hasattr(responses, name)
         )
     return response_class.render in renders
+
+
+def reads_content(response_class: type[Response]) -> bool:
+    """Tell whether the class has an `__init__` of its own, which may read the content.
+
+    Such a class (one that wraps the content in an envelope, or picks a status from it) must be
+    given the value FastAPI gives it, not a finished body.
+    """
+    return response_class.__init__ not in (JSONResponse.__init__, Response.__init__)
 
 
 def rendering(response_class: type[Response]) -> type[Response]:

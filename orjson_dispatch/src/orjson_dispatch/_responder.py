@@ -28,7 +28,7 @@ from orjson_dispatch._rendering import Encoded, body_allowed, rendering, renders
 from orjson_dispatch._typed import TypedEncoder, typed_encoder
 from orjson_dispatch._untyped import encode_untyped
 
-__all__ = ["Responder", "response_class_in_force", "route_encoder"]
+__all__ = ["Responder", "response_class_in_force", "returns_response", "route_encoder"]
 
 logger = logging.getLogger("orjson_dispatch")
 
@@ -65,7 +65,28 @@ def route_encoder(
 def field_encoder(
     field: Any, serialization: Serialization, validate: Callable[[Any], Any] | None = None
 ) -> TypedEncoder:
-    """Return a `TypedEncoder` serializing as FastAPI's response field `field` does."""
+    """Return a `TypedEncoder` serializing as FastAPI's response field `field` does.
+
+    Without `validate`, kept with the field (FastAPI 0.137 to 0.141 build the handler of an
+    included route on every request).
+    """
+    if validate is not None:
+        return _field_encoder(field, serialization, validate)
+    encoders = _field_encoders.setdefault(field, {})
+    encoder = encoders.get(serialization)
+    if encoder is None:
+        encoder = encoders[serialization] = _field_encoder(field, serialization, None)
+    return encoder
+
+
+_field_encoders: weakref.WeakKeyDictionary[Any, dict[Serialization, TypedEncoder]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _field_encoder(
+    field: Any, serialization: Serialization, validate: Callable[[Any], Any] | None
+) -> TypedEncoder:
     annotation = field.field_info.annotation
     if not hasattr(field, "serialize_json"):
         # FastAPI before 0.130 serializes typed values to Python and then through
@@ -87,6 +108,12 @@ def field_encoder(
 
 def _unvalidated(value: Any) -> Any:
     raise AssertionError("FastAPI validates through the response field")  # pragma: no cover
+
+
+def returns_response(endpoint: Callable[..., Any]) -> bool:
+    """Tell whether the endpoint's return annotation is a Response, which FastAPI returns as is."""
+    annotation = _fastapi.signature(endpoint).return_annotation
+    return isinstance(annotation, type) and issubclass(annotation, Response)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,7 +195,7 @@ class Responder:
             # orjson's JSONEncodeError is a TypeError, pydantic's serialization error a
             # ValueError: the value holds something neither can encode.
             logger.error(
-                "orjson_dispatch: %s returned a value of type %s that cannot be serialized: %s",
+                "%s returned a value of type %s that cannot be serialized: %s",
                 self._name,
                 type(content).__qualname__,
                 error,
@@ -213,7 +240,7 @@ class Responder:
         options = self._options
         if not renders_json(response_class) and not (field is not None and is_default):
             logger.warning(
-                "orjson_dispatch: %s is served with response_class=%s, whose rendering "
+                "%s is served with response_class=%s, whose rendering "
                 "orjson_dispatch does not reproduce; FastAPI serializes the responses of "
                 "route %s itself",
                 self._name,
@@ -223,7 +250,7 @@ class Responder:
             return _Plan(None, response_class, None, None, None)
         if options.status_code and route.status_code and options.status_code != route.status_code:
             logger.warning(
-                "orjson_dispatch: %s has status_code=%s in dispatch() and %s on its route; the "
+                "%s has status_code=%s in dispatch() and %s on its route; the "
                 "route's status code, which its OpenAPI document shows, is used",
                 self._name,
                 options.status_code,

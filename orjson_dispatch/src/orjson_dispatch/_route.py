@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from orjson_dispatch import _fastapi
 from orjson_dispatch._dispatch import dispatched
 from orjson_dispatch._options import Options, Serialization, check_options
-from orjson_dispatch._rendering import Encoded, rendering, renders_json
-from orjson_dispatch._responder import field_encoder, response_class_in_force, route_encoder
+from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
+from orjson_dispatch._responder import response_class_in_force, returns_response, route_encoder
 from orjson_dispatch._streams import EventStream, event_bodies, json_line_bodies
 
 __all__ = ["DispatchRoute"]
@@ -61,16 +61,21 @@ class DispatchRoute(APIRoute):
         """Return FastAPI's handler for this route, serializing returned values with orjson."""
         route = _fastapi.route_being_built(self)
         response_class, is_default = response_class_in_force(route)
-        if dispatched(route.endpoint) is not None and not _streams(route):
+        if _streams(route):
+            reason = None
+        elif dispatched(route.endpoint) is not None:
             reason = "the endpoint is wrapped in dispatch, which answers it"
-        elif not renders_json(response_class) and not _streams(route):
+        elif returns_response(route.endpoint):
+            reason = "the endpoint returns a Response"
+        elif reads_content(response_class):
+            reason = f"response_class={response_class.__qualname__} has an __init__ of its own"
+        elif not renders_json(response_class):
             reason = f"response_class={response_class.__qualname__} does not render JSON"
         else:
             reason = None
         if reason is not None:
             self.dispatched = False
-            logger.debug("orjson_dispatch: %s %s left to FastAPI: %s", _methods(route),
-                         route.path, reason)  # fmt: skip
+            logger.debug("%s %s left to FastAPI: %s", _methods(route), route.path, reason)
             return super().get_route_handler()
         substitutes: dict[str, Any]
         if _streams(route):
@@ -90,7 +95,7 @@ class DispatchRoute(APIRoute):
         with _substituted(route, substitutes):
             handler = super().get_route_handler()
         self.dispatched = True
-        logger.debug("orjson_dispatch: %s %s serialized by orjson", _methods(route), route.path)
+        logger.debug("%s %s serialized by orjson", _methods(route), route.path)
         return handler
 
 
@@ -193,30 +198,22 @@ def _substituted(route: Any, substitutes: dict[str, Any]) -> Iterator[None]:
 class _ResponseField:
     """Stands in for FastAPI's response field in the handler FastAPI builds for a route.
 
-    FastAPI validates returned values with `validate` and serializes them with `serialize_json`
+    FastAPI validates returned values with `validate` (the original field's, always: it runs
+    the model validators of a returned instance too) and serializes them with `serialize_json`
     (FastAPI 0.130 and later, default response class) or `serialize` (a response class of the
     route's own, or FastAPI before 0.130), whose result the route's response class renders:
-    here an `Encoded` body that `rendering(cls)` passes through. Validation stays the original
-    field's (an instance of exactly the declared model class, which validation would return
-    unchanged, is taken as it is); without a declared type (FastAPI's untyped path), values are
-    taken as they are.
+    here an `Encoded` body that `rendering(cls)` passes through. Without a declared type
+    (FastAPI's untyped path), values are taken as they are.
     """
 
-    __slots__ = ("_encode", "_exact_class", "_field")
+    __slots__ = ("_encode", "_field")
 
     def __init__(self, field: Any, serialization: Serialization) -> None:
         self._field = field
-        self._encode: Callable[[Any], bytes]
-        if field is None:
-            self._exact_class: Any = None
-            self._encode = route_encoder(None, serialization)
-        else:
-            encoder = field_encoder(field, serialization)
-            self._exact_class = encoder.exact_class
-            self._encode = encoder.serialize
+        self._encode: Callable[[Any], bytes] = route_encoder(field, serialization)
 
     def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
-        if self._field is None or type(value) is self._exact_class:
+        if self._field is None:
             return value, None
         return self._field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
 

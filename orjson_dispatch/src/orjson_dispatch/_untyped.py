@@ -42,7 +42,7 @@ from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch._models import model_json, numpy_as_orjson
-from orjson_dispatch._options import ENCODE_OPTION, Serialization
+from orjson_dispatch._options import ENCODE_OPTION, Serialization, thaw
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
 
@@ -290,11 +290,7 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
         TypeError: FastAPI cannot encode `value` either.
         RecursionError: `value` is circular.
     """
-    include, exclude = serialization.include, serialization.exclude
-    if include is not None and not isinstance(include, (set, dict)):
-        include = set(include)
-    if exclude is not None and not isinstance(exclude, (set, dict)):
-        exclude = set(exclude)
+    include, exclude = thaw(serialization.include), thaw(serialization.exclude)
     inner = (
         serialization
         if include is None and exclude is None

@@ -1,0 +1,198 @@
+"""What FastAPI runs on a returned value runs under dispatch too, each case against FastAPI itself.
+
+FastAPI validates every returned value against the declared type, an instance of exactly the
+declared class included: its model validators (before, after, wrap) run even when the class
+never revalidates instances. A response class of the route's own is given the content FastAPI
+gives it, and `response_model_include`/`_exclude` reach pydantic as FastAPI passes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from fastapi.responses import JSONResponse
+from orjson_dispatch._route import DispatchRoute
+from pydantic import BaseModel, model_validator
+
+from tests.orjson_dispatch.apps import Twin
+from tests.orjson_dispatch.compare import assert_identical
+
+pytestmark = pytest.mark.parametrize(
+    "twin", [None, DispatchRoute], ids=["dispatch", "DispatchRoute"], indirect=True
+)
+
+
+class Public(BaseModel):
+    """Redacts its token, whatever the endpoint set it to."""
+
+    name: str
+    token: str = ""
+
+    @model_validator(mode="after")
+    def redact(self) -> Public:
+        self.token = "***"
+        return self
+
+
+class Wrapped(BaseModel):
+    name: str
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def upper(cls, value: Any, handler: Any) -> Wrapped:
+        model: Wrapped = handler(value)
+        model.name = model.name.upper()
+        return model
+
+
+class Ordered(BaseModel):
+    low: int
+    high: int
+
+    @model_validator(mode="after")
+    def ordered(self) -> Ordered:
+        if self.low > self.high:
+            raise ValueError("low must not exceed high")
+        return self
+
+
+class Item(BaseModel):
+    secret: str = "s"
+    note: str = "n"
+    shown: str = "v"
+
+
+class Basket(BaseModel):
+    items: list[Item]
+
+
+def test_after_validator_redacts_an_instance_changed_after_construction(twin: Twin) -> None:
+    async def endpoint() -> Public:
+        public = Public(name="a")
+        public.token = "secret"
+        return public
+
+    twin.add("GET", "/public", endpoint)
+    fastapi, ours = twin.both("GET", "/public")
+    assert fastapi.json() == {"name": "a", "token": "***"}
+    assert_identical(ours, fastapi)
+
+
+def test_after_validator_redacts_a_constructed_instance(twin: Twin) -> None:
+    async def endpoint() -> Public:
+        return Public.model_construct(name="a", token="secret")
+
+    twin.add("GET", "/constructed", endpoint)
+    fastapi, ours = twin.both("GET", "/constructed")
+    assert fastapi.json()["token"] == "***"
+    assert_identical(ours, fastapi)
+
+
+def test_after_validator_runs_on_a_nested_list_of_returned_instances(twin: Twin) -> None:
+    async def endpoint() -> list[Public]:
+        public = Public(name="a")
+        public.token = "secret"
+        return [public]
+
+    twin.add("GET", "/list", endpoint)
+    fastapi, ours = twin.both("GET", "/list")
+    assert fastapi.json() == [{"name": "a", "token": "***"}]
+    assert_identical(ours, fastapi)
+
+
+def test_wrap_validator_runs_on_a_returned_instance(twin: Twin) -> None:
+    async def endpoint() -> Wrapped:
+        return Wrapped(name="a")
+
+    twin.add("GET", "/wrapped", endpoint)
+    fastapi, ours = twin.both("GET", "/wrapped")
+    assert fastapi.json() == {"name": "A"}
+    assert_identical(ours, fastapi)
+
+
+def test_after_validator_rejecting_a_returned_instance_is_a_server_error(twin: Twin) -> None:
+    async def endpoint() -> Ordered:
+        ordered = Ordered(low=1, high=2)
+        ordered.low = 3
+        return ordered
+
+    twin.add("GET", "/ordered", endpoint)
+    fastapi, ours = twin.both("GET", "/ordered")
+    assert fastapi.status_code == 500
+    assert_identical(ours, fastapi)
+
+
+def test_typed_json_lines_items_are_validated_as_fastapi_validates_them(twin: Twin) -> None:
+    async def endpoint() -> AsyncIterator[Public]:
+        public = Public(name="a")
+        public.token = "secret"
+        yield public
+        yield Public.model_construct(name="b", token="secret")
+
+    twin.add("GET", "/stream", endpoint)
+    fastapi, ours = twin.both("GET", "/stream")
+    assert b"secret" not in fastapi.content
+    assert_identical(ours, fastapi)
+
+
+class Envelope(JSONResponse):
+    """Wraps the content it is given in an envelope."""
+
+    def __init__(self, content: Any, **kwargs: Any) -> None:
+        super().__init__({"data": content}, **kwargs)
+
+
+class ErrorStatus(JSONResponse):
+    """Answers 400 when the content it is given holds an error."""
+
+    def __init__(self, content: Any, **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        if isinstance(content, dict) and "error" in content:
+            self.status_code = 400
+
+
+@pytest.mark.parametrize("response_class", [Envelope, ErrorStatus])
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
+def test_response_class_init_is_given_the_content(
+    twin: Twin, response_class: type[JSONResponse], typed: bool
+) -> None:
+    async def endpoint() -> Any:
+        return {"error": "bad", "n": 1}
+
+    route: dict[str, Any] = {"response_class": response_class}
+    if typed:
+        route["response_model"] = dict[str, Any]
+    twin.add("GET", "/classed", endpoint, **route)
+    fastapi, ours = twin.both("GET", "/classed")
+    assert_identical(ours, fastapi)
+
+
+SELECTIONS = [
+    {"response_model_include": {"items": {0: {"secret"}, "__all__": {"note"}}}},
+    {"response_model_exclude": {"items": {0: {"secret"}, "__all__": {"note"}}}},
+    {"response_model_exclude": {"items": {"__all__": {"secret"}, 1: {"shown"}}}},
+]
+
+
+@pytest.mark.parametrize("selection", SELECTIONS, ids=["include", "exclude", "exclude-index"])
+def test_include_and_exclude_mixing_all_and_indexes(twin: Twin, selection: Any) -> None:
+    async def endpoint() -> Basket:
+        return Basket(items=[Item(), Item()])
+
+    twin.add("GET", "/basket", endpoint, **selection)
+    fastapi, ours = twin.both("GET", "/basket")
+    assert fastapi.status_code == 200
+    assert_identical(ours, fastapi)
+
+
+@pytest.mark.parametrize("selection", SELECTIONS, ids=["include", "exclude", "exclude-index"])
+def test_include_and_exclude_mixing_all_and_indexes_in_streams(twin: Twin, selection: Any) -> None:
+    async def endpoint() -> AsyncIterator[Basket]:
+        yield Basket(items=[Item(), Item()])
+
+    twin.add("GET", "/baskets", endpoint, **selection)
+    fastapi, ours = twin.both("GET", "/baskets")
+    assert fastapi.content
+    assert_identical(ours, fastapi)
