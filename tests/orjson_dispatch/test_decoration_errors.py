@@ -1,13 +1,16 @@
-"""Misuse of the decorator fails at decoration time, naming the function or the argument."""
+"""Misuse fails at decoration time, naming the function or the argument, or warns where it is."""
 
 import inspect
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import orjson
 import pytest
+from fastapi import APIRouter, FastAPI
+from orjson_dispatch._route import DispatchRoute
 
-from orjson_dispatch import dispatch
+from orjson_dispatch import dispatch, dispatched_routes
 
 
 def a_generator() -> Iterator[int]:
@@ -81,3 +84,68 @@ def test_item_options_are_accepted_on_a_generator() -> None:
         an_async_generator
     )
     assert inspect.isasyncgenfunction(wrapped)
+
+
+# --- misuse that cannot fail, warned where it happens ------------------------------------------
+
+
+def test_dispatch_above_the_route_decorator_warns_naming_the_function_and_the_fix() -> None:
+    app = FastAPI()
+    with pytest.warns(UserWarning, match=r"wraps .*routed.*\(/routed\).*below the route decorator"):
+
+        @dispatch
+        @app.get("/routed")
+        async def routed() -> dict[str, int]:
+            return {}
+
+    assert dispatched_routes(app)["GET /routed"] is False
+
+
+def test_dispatch_below_the_route_decorator_does_not_warn() -> None:
+    app = FastAPI()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+
+        @app.get("/routed")
+        @dispatch
+        async def routed() -> dict[str, int]:
+            return {}
+
+    assert dispatched_routes(app)["GET /routed"] is True
+
+
+def test_route_class_set_after_routes_exist_warns_once_naming_the_first_route() -> None:
+    app = FastAPI()
+
+    @app.get("/early")
+    async def early() -> dict[str, int]:
+        return {}
+
+    app.router.route_class = DispatchRoute
+    with pytest.warns(UserWarning, match=r"1 route\(s\).*GET /early.*set route_class before"):
+
+        @app.get("/late")
+        async def late() -> dict[str, int]:
+            return {}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+
+        @app.get("/later")
+        async def later() -> dict[str, int]:
+            return {}
+
+    routes = dispatched_routes(app)
+    assert (routes["GET /early"], routes["GET /late"], routes["GET /later"]) == (False, True, True)
+
+
+def test_route_class_override_beside_plain_routes_does_not_warn() -> None:
+    async def endpoint() -> dict[str, int]:
+        return {}
+
+    router = APIRouter()
+    router.add_api_route("/plain", endpoint)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        router.add_api_route("/ours", endpoint, route_class_override=DispatchRoute)
+    assert dispatched_routes(router) == {"GET /plain": False, "GET /ours": True}

@@ -29,7 +29,7 @@ from orjson_dispatch._rendering import reads_content, renders_json
 from orjson_dispatch._route import DispatchRoute  # the public name is typed `object` (see below)
 
 import orjson_dispatch
-from orjson_dispatch import dispatch
+from orjson_dispatch import _responder, dispatch
 from tests.orjson_dispatch.apps import UNTYPED, Ask, LiveServer, Route, Twin, make_endpoint, serve
 from tests.orjson_dispatch.compare import assert_identical, assert_same_answer
 from tests.orjson_dispatch.oracles import (
@@ -283,19 +283,49 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
     router.add_api_route("/json", make_endpoint(ITEM, annotation=Item), methods=["GET", "POST"])
     router.add_api_route("/html", make_endpoint("<p>"), response_class=HTMLResponse)
     router.add_api_route("/wrapped", dispatch(make_endpoint(ITEM, annotation=Item)))
+    router.add_api_route("/response", make_endpoint(Response(), annotation=Response))
+    router.add_api_route("/envelope", make_endpoint(ITEM), response_class=Envelope)
     app = FastAPI()
     app.include_router(router)
-    assert {path: dispatched(router, path) for path in ("/json", "/html", "/wrapped")} == {
+    paths = ("/json", "/html", "/wrapped", "/response", "/envelope")
+    assert {path: dispatched(router, path) for path in paths} == {
         "/json": True,
         "/html": False,
         "/wrapped": False,
+        "/response": False,
+        "/envelope": False,
     }
     messages = {record.getMessage() for record in caplog.records}
     assert {
         "GET,POST /json serialized by orjson",
         "GET /html left to FastAPI: response_class=HTMLResponse does not render JSON",
         "GET /wrapped left to FastAPI: the endpoint is wrapped in dispatch, which answers it",
+        "GET /response left to FastAPI: the endpoint returns a Response",
+        "GET /envelope left to FastAPI: response_class=Envelope has an __init__ of its own",
     } <= messages
+
+
+class Envelope(JSONResponse):
+    def __init__(self, content: Any, **kwargs: Any) -> None:
+        super().__init__({"data": content}, **kwargs)
+
+
+def test_a_handler_built_again_reuses_the_encoder_of_its_response_field(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FastAPI 0.137 to 0.141 build the handler of an included route for every request."""
+    built: list[Any] = []
+    build = _responder._field_encoder
+
+    def counted(*arguments: Any) -> Any:
+        built.append(arguments)
+        return build(*arguments)
+
+    monkeypatch.setattr(_responder, "_field_encoder", counted)
+    route = DispatchRoute("/item", make_endpoint(ITEM, annotation=Item))
+    for _ in range(3):
+        route.get_route_handler()
+    assert len(built) == 1
 
 
 @pytest.mark.parametrize(

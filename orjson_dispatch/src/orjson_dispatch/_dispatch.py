@@ -12,18 +12,20 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, ParamSpec, TypeVar, overload
 
 import orjson
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import get_name
+from starlette.routing import Router, get_name
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._options import Options, check_options
 from orjson_dispatch._responder import Responder
+from orjson_dispatch._warnings import user_frame, warn
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-__all__ = ["dispatch", "dispatched"]
+__all__ = ["dispatch", "wrapped_endpoint"]
 
 logger = logging.getLogger("orjson_dispatch")
 
@@ -116,7 +118,31 @@ def dispatch(endpoint: Any = None, /, **options: Any) -> Any:
     return _decorate(endpoint, given={})
 
 
-def dispatched(endpoint: Any) -> tuple[Any, dict[str, Any]] | None:
+def _warn_if_routed(endpoint: Any, name: str) -> None:
+    """Warn when `endpoint` is being decorated and a router in the caller's scope routes to it.
+
+    `@dispatch` above `@app.get(...)` wraps a function the route decorator has registered
+    already: the route serves it without dispatch, and nothing else would say so. A function
+    that a name in the scope holds already (registered plain at one path, wrapped for another)
+    is not being decorated.
+    """
+    frame = user_frame()
+    scope = {**frame.f_globals, **frame.f_locals}
+    if any(value is endpoint for value in scope.values()):
+        return  # not a function being defined and decorated: one bound to a name, reused
+    owners = {id(v): v for v in scope.values() if isinstance(v, (Router, Starlette))}
+    for owner in owners.values():
+        for route in _fastapi.served_routes(owner.routes):
+            if getattr(route, "endpoint", None) is endpoint:
+                warn(
+                    f"dispatch() wraps {name}, which a route ({route.path}) already serves as "
+                    "it is, without dispatch: apply @dispatch below the route decorator, "
+                    "next to the function"
+                )
+                return
+
+
+def wrapped_endpoint(endpoint: Any) -> tuple[Any, dict[str, Any]] | None:
     """Return (the endpoint given to `dispatch`, its options) for a wrapper, else None."""
     marker: tuple[Any, dict[str, Any]] | None = getattr(endpoint, _MARKER, None)
     return marker
@@ -131,10 +157,11 @@ def _describe(endpoint: Any) -> str:
 
 
 def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
-    earlier = dispatched(endpoint)
+    earlier = wrapped_endpoint(endpoint)
     if earlier is not None:
         return _decorate(earlier[0], {**earlier[1], **given})
     name = _describe(endpoint)
+    _warn_if_routed(endpoint, name)
     options = check_options(given, name)
     generator = _check_endpoint(endpoint, name)
     signature = _fastapi.signature(endpoint)

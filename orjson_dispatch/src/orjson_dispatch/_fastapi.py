@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
@@ -19,8 +20,10 @@ __all__ = [
     "is_async",
     "response_validation_error",
     "route_being_built",
+    "router_adding",
     "seed_endpoint_context",
     "serialization_operation",
+    "served_routes",
     "signature",
 ]
 
@@ -89,6 +92,34 @@ def effective_route(scope: MutableMapping[str, Any]) -> Any:
     if context is not None and getattr(context, "original_route", None) is route:
         return context
     return route
+
+
+def router_adding(route: Any) -> Any:
+    """Return the router whose `add_api_route` is creating `route`, or None."""
+    # Every FastAPI release creates a router's routes in APIRouter.add_api_route, with the
+    # router's route class (or the route's route_class_override).
+    frame: Any = sys._getframe(1)
+    for _ in range(8):  # DispatchRoute.__init__, and those of subclasses calling it
+        frame = frame.f_back
+        if frame is None:
+            return None
+        router = frame.f_locals.get("self")
+        if frame.f_code.co_name == "add_api_route" and router is not route:
+            return router if isinstance(router, routing.APIRouter) else None
+    return None
+
+
+def served_routes(routes: Any) -> Iterator[Any]:
+    """Yield the routes of a router as it serves them, each included router's expanded."""
+    # FastAPI 0.165 keeps an included router as one `_IncludedRouter` entry whose effective
+    # candidates are its routes as included (prefix, response class...); before, include_router
+    # copied each route into the including router.
+    for route in routes:
+        candidates = getattr(route, "effective_candidates", None)
+        if candidates is not None:
+            yield from served_routes(candidates())
+        else:
+            yield route
 
 
 def seed_endpoint_context(wrapper: Callable[..., Any], endpoint: Callable[..., Any]) -> None:

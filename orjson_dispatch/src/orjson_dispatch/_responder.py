@@ -28,7 +28,13 @@ from orjson_dispatch._rendering import Encoded, body_allowed, rendering, renders
 from orjson_dispatch._typed import TypedEncoder, typed_encoder
 from orjson_dispatch._untyped import encode_untyped
 
-__all__ = ["Responder", "response_class_in_force", "returns_response", "route_encoder"]
+__all__ = [
+    "Responder",
+    "answers_as_json",
+    "response_class_in_force",
+    "returns_response",
+    "route_encoder",
+]
 
 logger = logging.getLogger("orjson_dispatch")
 
@@ -41,6 +47,16 @@ def response_class_in_force(route: Any) -> tuple[type[Response], bool]:
     if isinstance(response_class, DefaultPlaceholder):
         return response_class.value, True
     return response_class, False
+
+
+def answers_as_json(route: Any) -> bool:
+    """Tell whether the decorator answers `route`'s values itself, with orjson.
+
+    True where the route's response class renders JSON, and for a declared type under a default
+    response class, which FastAPI's typed path answers as JSON whatever the class.
+    """
+    response_class, is_default = response_class_in_force(route)
+    return renders_json(response_class) or (route.response_field is not None and is_default)
 
 
 def route_encoder(
@@ -238,7 +254,7 @@ class Responder:
         response_class, is_default = response_class_in_force(route)
         field = route.response_field
         options = self._options
-        if not renders_json(response_class) and not (field is not None and is_default):
+        if not answers_as_json(route):
             logger.warning(
                 "%s is served with response_class=%s, whose rendering "
                 "orjson_dispatch does not reproduce; FastAPI serializes the responses of "

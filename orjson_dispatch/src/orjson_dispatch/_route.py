@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import weakref
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
@@ -22,11 +23,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._dispatch import dispatched
+from orjson_dispatch._dispatch import wrapped_endpoint
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
 from orjson_dispatch._responder import response_class_in_force, returns_response, route_encoder
 from orjson_dispatch._streams import EventStream, event_bodies, json_line_bodies
+from orjson_dispatch._warnings import warn
 
 __all__ = ["DispatchRoute"]
 
@@ -34,6 +36,11 @@ logger = logging.getLogger("orjson_dispatch")
 _DEFAULTS = Options()
 # Added to a streaming endpoint's dependant when the endpoint takes no Response of its own.
 _RESPONSE_PARAMETER = "orjson_dispatch_response"
+
+
+# Routers already warned about routes added before their route_class was set, by id (a
+# router is unhashable).
+_warned: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 class DispatchRoute(APIRoute):
@@ -57,22 +64,30 @@ class DispatchRoute(APIRoute):
 
     dispatched: bool = False
 
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, endpoint, **kwargs)
+        router = _fastapi.router_adding(self)
+        if (
+            router is not None
+            and router.route_class is type(self)
+            and _warned.get(id(router)) is not router
+        ):
+            earlier = [route for route in router.routes if type(route) is APIRoute]
+            if earlier:
+                _warned[id(router)] = router
+                warn(
+                    f"{len(earlier)} route(s) of this router, the first {_methods(earlier[0])} "
+                    f"{earlier[0].path}, were added before its route_class was set to "
+                    f"{type(self).__qualname__} and are served without it: set route_class "
+                    "before adding routes (APIRouter(route_class=...), or "
+                    "app.router.route_class = ... right after FastAPI())"
+                )
+
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         """Return FastAPI's handler for this route, serializing returned values with orjson."""
         route = _fastapi.route_being_built(self)
         response_class, is_default = response_class_in_force(route)
-        if _streams(route):
-            reason = None
-        elif dispatched(route.endpoint) is not None:
-            reason = "the endpoint is wrapped in dispatch, which answers it"
-        elif returns_response(route.endpoint):
-            reason = "the endpoint returns a Response"
-        elif reads_content(response_class):
-            reason = f"response_class={response_class.__qualname__} has an __init__ of its own"
-        elif not renders_json(response_class):
-            reason = f"response_class={response_class.__qualname__} does not render JSON"
-        else:
-            reason = None
+        reason = left_to_fastapi(route)
         if reason is not None:
             self.dispatched = False
             logger.debug("%s %s left to FastAPI: %s", _methods(route), route.path, reason)
@@ -99,6 +114,26 @@ class DispatchRoute(APIRoute):
         return handler
 
 
+def left_to_fastapi(route: Any) -> str | None:
+    """Return why `DispatchRoute` leaves `route` to FastAPI, or None where orjson serializes.
+
+    Args:
+        route: The route, or FastAPI's effective route context of one of its inclusions.
+    """
+    if _streams(route):
+        return None
+    if wrapped_endpoint(route.endpoint) is not None:
+        return "the endpoint is wrapped in dispatch, which answers it"
+    if returns_response(route.endpoint):
+        return "the endpoint returns a Response"
+    response_class, _ = response_class_in_force(route)
+    if reads_content(response_class):
+        return f"response_class={response_class.__qualname__} has an __init__ of its own"
+    if not renders_json(response_class):
+        return f"response_class={response_class.__qualname__} does not render JSON"
+    return None
+
+
 def _stream_substitutes(route: Any) -> dict[str, Any]:
     """Serve a generator endpoint's stream with `_streams`, FastAPI doing everything else.
 
@@ -112,7 +147,7 @@ def _stream_substitutes(route: Any) -> dict[str, Any]:
     dependant = copy.copy(route.dependant)
     generator = dependant.call
     options = _DEFAULTS
-    marked = dispatched(generator)
+    marked = wrapped_endpoint(generator)
     if marked is not None:  # @dispatch on the generator endpoint: its options, its generator
         generator = marked[0]
         options = check_options(marked[1], route.name)

@@ -1,0 +1,32 @@
+"""Misuse warnings, shown at the user's line."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+__all__ = ["user_frame", "warn"]
+
+_LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")
+
+
+def user_frame() -> Any:
+    """Return the innermost frame of code outside orjson_dispatch, FastAPI and Starlette."""
+    frame: Any = sys._getframe(1)
+    while frame.f_back is not None and str(frame.f_globals.get("__name__")).startswith(_LIBRARIES):
+        frame = frame.f_back
+    return frame
+
+
+def warn(message: str) -> None:
+    """Issue a UserWarning at the user's line (`user_frame`), once per line."""
+    frame = user_frame()
+    warnings.warn_explicit(
+        message,
+        UserWarning,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=frame.f_globals.get("__name__"),
+        registry=frame.f_globals.setdefault("__warningregistry__", {}),
+    )
