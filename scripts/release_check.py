@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+UV = Path(sys.executable).with_name("uv")
+UV_ENV = ROOT / "scripts" / "uv_env.py"
 
 # What must never arrive with a distribution: the other package and the
 # dependencies only the other package needs (a user of
@@ -170,18 +172,8 @@ def build(dist: Distribution, outdir: Path) -> tuple[Path, Path]:
         *outdir.glob(f"{dist.normalized}-*.tar.gz"),
     ]:
         stale.unlink()
-    installer = ["--installer", "uv"] if _uv() else []
-    run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            *installer,
-            "--outdir",
-            str(outdir),
-            str(ROOT / dist.package),
-        ]
-    )
+    command = [sys.executable, "-m", "build", "--outdir", str(outdir), str(ROOT / dist.package)]
+    run_with_uv_or_pip([*command, "--installer", "uv"], command)
     wheels = sorted(outdir.glob(f"{dist.normalized}-*.whl"))
     sdists = sorted(outdir.glob(f"{dist.normalized}-*.tar.gz"))
     if len(wheels) != 1 or len(sdists) != 1:
@@ -251,16 +243,13 @@ def check_installed_alone(dist: Distribution, wheel: Path, venv: Path) -> list[s
     # (--python), which saves seeding a pip per environment.
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
-    uv = _uv()
-    if uv:
-        run([uv, "pip", "install", "--quiet", "--python", str(python), str(wheel)])
-    else:
-        run(
-            [
-                *(sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"),
-                *("--disable-pip-version-check", "--no-input", str(wheel)),
-            ],
-        )
+    run_with_uv_or_pip(
+        [str(UV), "pip", "install", "--quiet", "--python", str(python), str(wheel)],
+        [
+            *(sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"),
+            *("--disable-pip-version-check", "--no-input", str(wheel)),
+        ],
+    )
     probe = json.loads(run([str(python), "-c", _PROBE, dist.package]))
     problems = []
     if probe["version"] != dist.version:
@@ -278,11 +267,19 @@ def check_installed_alone(dist: Distribution, wheel: Path, venv: Path) -> list[s
     return problems
 
 
-def _uv() -> str | None:
-    """The uv beside this Python (scripts/bootstrap installs it), which installs in a fraction
-    of pip's time, or None."""
-    uv = Path(sys.executable).with_name("uv")
-    return str(uv) if uv.exists() else None
+def run_with_uv_or_pip(with_uv: list[str], with_pip: list[str]) -> str:
+    """Run ``with_uv`` under pip's configuration where uv is installed and succeeds, else
+    ``with_pip``; return its stdout or raise with its output.
+
+    uv, beside this Python where scripts/bootstrap installs it, installs in a fraction of
+    pip's time; scripts/uv_env.py gives it pip's index, certificate and constraints.
+    """
+    if UV.exists():
+        try:
+            return run([sys.executable, str(UV_ENV), *with_uv])
+        except CheckFailedError as error:
+            print(f"release-check: uv failed, pip takes over: {error}", file=sys.stderr)
+    return run(with_pip)
 
 
 def run(command: list[str]) -> str:

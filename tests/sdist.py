@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import ssl
 import subprocess
 import sys
 import tarfile
@@ -16,10 +16,11 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from scripts.uv_env import pip_configuration
+
 # PEP 691's JSON form of the simple index: one small request lists a project's files with their
 # hashes. `pip download --no-binary` would also build the sdist's metadata in an isolated
 # environment (installing its build backend), which once stalled a CI run for minutes.
-_INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
 _SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 
 
@@ -52,20 +53,28 @@ def source_tree(project: str, release: str, wanted: tuple[str, ...], cache: Path
 def download_sdist(project: str, release: str, dest: Path) -> Path:
     """Download the sdist of ``project`` ``release`` into ``dest``, checked against its sha256.
 
-    From the package index's JSON listing, three attempts with 30 s socket timeouts; with pip
-    (``pip download``) where the index has no JSON listing.
+    From the JSON listing of pip's index with pip's CA certificate (both as pip is configured),
+    three attempts with 30 s socket timeouts; with pip (``pip download``) where the index has no
+    JSON listing.
     """
+    configured = pip_configuration()
+    index = configured.get("index-url", "https://pypi.org/simple").rstrip("/")
+    cert = configured.get("cert", "")
+    tls = ssl.create_default_context(
+        cafile=cert if Path(cert).is_file() else None,
+        capath=cert if cert and Path(cert).is_dir() else None,
+    )
     filename = f"{project}-{release}.tar.gz"
     error: Exception | None = None
     for _ in range(3):
         try:
             listing = urllib.request.Request(
-                f"{_INDEX}/{project}/", headers={"Accept": _SIMPLE_JSON}
+                f"{index}/{project}/", headers={"Accept": _SIMPLE_JSON}
             )
-            with urllib.request.urlopen(listing, timeout=30) as response:
+            with urllib.request.urlopen(listing, timeout=30, context=tls) as response:
                 files = json.load(response)["files"]
             [entry] = [file for file in files if file["filename"] == filename]
-            with urllib.request.urlopen(entry["url"], timeout=30) as response:
+            with urllib.request.urlopen(entry["url"], timeout=30, context=tls) as response:
                 data = response.read()
         except (OSError, ValueError, KeyError) as caught:  # URLError and timeouts are OSErrors
             error = caught

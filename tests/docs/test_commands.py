@@ -45,3 +45,45 @@ def test_the_readme_names_every_package_scripts_test_installs() -> None:
     readme = (ROOT / "README.md").read_text()
     for package in packages:
         assert f"| `{package}` |" in readme, f"README.md does not say why {package} is installed"
+
+
+# Where a newcomer reads how to install: each gives the form that works from a clone beside
+# the published one.
+INSTALL_DOCUMENTS = [
+    ROOT / "README.md",
+    ROOT / "uvicorn_keepalive" / "README.md",
+    ROOT / "orjson_dispatch" / "README.md",
+    ROOT / "docs" / "getting-started.md",
+]
+DISTRIBUTIONS = {"uvicorn-keepalive": "uvicorn_keepalive", "orjson-dispatch": "orjson_dispatch"}
+_PIP_LINE = re.compile(r"^pip (?:install|wheel) .*$", re.MULTILINE)
+_FOLDER = re.compile(r"'?\./([\w-]+)(?:\[([\w,-]+)\])?'?")
+
+
+def pip_lines(document: Path) -> list[str]:
+    return [
+        line.split("#", 1)[0]
+        for block in _SHELL_BLOCK.findall(document.read_text())
+        for line in _PIP_LINE.findall(block)
+    ]
+
+
+@pytest.mark.parametrize("document", INSTALL_DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_package_installed_from_pypi_is_also_installed_from_its_folder(
+    document: Path,
+) -> None:
+    lines = pip_lines(document)
+    published = {name for line in lines for name in DISTRIBUTIONS if name in line}
+    assert published, f"{document.name} gives no install command"
+    local = {folder for line in lines for folder, _ in _FOLDER.findall(line)}
+    for name in published:
+        assert DISTRIBUTIONS[name] in local, f"no `pip install ./{DISTRIBUTIONS[name]}`"
+
+
+@pytest.mark.parametrize("document", INSTALL_DOCUMENTS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_installed_folders_are_distributions_with_the_extras_named(document: Path) -> None:
+    for line in pip_lines(document):
+        for folder, extras in _FOLDER.findall(line):
+            pyproject = (ROOT / folder / "pyproject.toml").read_text()
+            for extra in filter(None, extras.split(",")):
+                assert re.search(rf"^{extra} = \[", pyproject, re.MULTILINE), (folder, extra)
