@@ -7,8 +7,6 @@ starts every configuration as its own uvicorn process.
 
 from dataclasses import dataclass
 
-import orjson_dispatch
-
 
 @dataclass(frozen=True)
 class ServerConfig:
@@ -50,6 +48,7 @@ SERIALIZATION_CONFIGS: tuple[ServerConfig, ...] = (
     _fastapi("starlette-json", "Starlette JSONResponse on the dict (json.dumps)"),
     _fastapi("orjson-response", "FastAPI typed, response_class=ORJSONResponse (deprecated)"),
     _fastapi("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)"),
+    _fastapi("dump-json", "Response(model.model_dump_json()) (Pydantic's serializer alone)"),
     ServerConfig(
         "litestar",
         "Litestar + msgspec Struct (framework peer)",
@@ -58,19 +57,21 @@ SERIALIZATION_CONFIGS: tuple[ServerConfig, ...] = (
     ),
     _fastapi("dispatch-model", "@dispatch returning the model (-> Model)"),
     _fastapi("dispatch-dict", "@dispatch returning the ready dict (untyped)"),
+    _fastapi("dispatch-route", "APIRouter(route_class=DispatchRoute), -> Model"),
     _fastapi("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)"),
     _fastapi("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)"),
 )
 
-#: The configurations every other one is divided by in the ratio tables.
-SERIALIZATION_BASELINES: tuple[str, ...] = ("untyped", "typed", "orjson-limit", "bytes-limit")
+#: The configurations every other one is divided by in the ratio tables: FastAPI's two paths
+#: and orjson's limit.
+SERIALIZATION_BASELINES: tuple[str, ...] = ("untyped", "typed", "orjson-limit")
 
 _PLAIN = "benchmarks.apps.plain:app"
 _KEEPALIVE = "uvicorn_keepalive:Protocol"
 
 #: Stock uvicorn against uvicorn-keepalive, with one and with two workers. ``stock-b`` is a
 #: second, identical stock server: its ratio to ``stock`` (an A/A comparison) shows how much
-#: two identical servers differ on this machine, the noise floor of the 0.97x goal.
+#: two identical servers differ on this machine (the noise floor of the comparison).
 KEEPALIVE_CONFIGS: tuple[ServerConfig, ...] = tuple(
     ServerConfig(
         name=name,
@@ -122,20 +123,12 @@ STREAMING_CONFIGS: tuple[StreamConfig, ...] = (
     _stream("fastapi-sse-untyped", "FastAPI EventSourceResponse, untyped (dicts)", "sse"),
     _stream("fastapi-sse-typed", "FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse"),
     _stream("sse-starlette", "sse-starlette EventSourceResponse, model_dump_json", "sse"),
-    _stream("orjson-limit", "StreamingResponse of orjson.dumps(d) lines (the limit)"),
-)
-
-# >>> The orjson-dispatch streaming configurations plug in here. They are measured once
-# orjson_dispatch ships DispatchRoute (with @dispatch on generator endpoints); the routes
-# are in benchmarks/apps/streaming_app.py under the same condition.
-DISPATCH_STREAMING_CONFIGS: tuple[StreamConfig, ...] = (
+    _stream("orjson-limit", "StreamingResponse of orjson.dumps(d) lines (hand-written)"),
     _stream("dispatch-jsonl", "@dispatch on the generator, JSON Lines"),
     _stream("dispatch-sse", "@dispatch on the generator, EventSourceResponse", "sse"),
     _stream("dispatch-route-jsonl", "APIRouter(route_class=DispatchRoute), JSON Lines"),
     _stream("dispatch-route-sse", "APIRouter(route_class=DispatchRoute), SSE", "sse"),
 )
-if hasattr(orjson_dispatch, "DispatchRoute"):
-    STREAMING_CONFIGS += DISPATCH_STREAMING_CONFIGS
 
-#: The configuration every streaming configuration's time per event is divided by.
+#: The configuration every streaming configuration's events per second are divided by.
 STREAMING_BASELINE = "orjson-limit"

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from benchmarks.configs import ServerConfig
-from benchmarks.schedule import Cell, Run, interleave
+from benchmarks.rounds import Cell, Run, interleave
 from benchmarks.server import Server, ServerError, get, running
 from benchmarks.wrk import run_wrk
 

@@ -1,5 +1,10 @@
-"""PNG plots of the results with matplotlib (Agg backend: no display needed)."""
+"""PNG plots of the results with matplotlib (Agg backend: no display needed).
 
+Bars show the median over the rounds, error bars the minimum and maximum; each value is
+written past the end of its error bar, so that the labels never cover the bars.
+"""
+
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,175 +15,80 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # after matplotlib.use: the backend is chosen first
 from matplotlib.ticker import NullFormatter
 
-from benchmarks.analysis import (
-    inprocess_benchmarks,
-    relative_time,
-    scaling,
-    streaming_summary,
-    summarize,
-)
-from benchmarks.configs import STREAMING_BASELINE
+from benchmarks.rounds import Spread
+from benchmarks.summary import inprocess_benchmarks, number, spreads
 
 
-def _save(figure: Any, path: Path) -> None:
+def _bars(axis: Any, names: Sequence[str], values: Sequence[Spread], label: str) -> None:
+    """Draw horizontal bars (log scale) with error bars, each value right of its error bar."""
+    medians = [v.median for v in values]
+    errors = [[v.median - v.low for v in values], [v.high - v.median for v in values]]
+    colors = ["tab:orange" if "dispatch" in name else "tab:blue" for name in names]
+    axis.barh(names, medians, xerr=errors, color=colors, capsize=2)
+    axis.set_xscale("log")
+    axis.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short decades
+    axis.invert_yaxis()
+    axis.set_xlabel(label, fontsize=9)
+    axis.tick_params(labelsize=8)
+    for y, value in enumerate(values):
+        axis.text(value.high * 1.08, y, number(value.median), va="center", fontsize=8)
+    axis.set_xlim(min(v.low for v in values) / 1.5, max(v.high for v in values) * 4)
+
+
+def _grid(panels: Mapping[str, tuple[list[str], list[Spread]]], label: str, path: Path) -> None:
+    """Draw one panel per title, two per row, into ``path``."""
+    columns = min(2, len(panels))
+    rows = -(-len(panels) // columns)
+    height = max(len(names) for names, _ in panels.values()) * 0.32 + 1.2
+    figure, axes = plt.subplots(
+        rows, columns, figsize=(6.5 * columns, height * rows), squeeze=False
+    )
+    for axis in axes.flat[len(panels) :]:
+        axis.set_visible(False)
+    for axis, (title, (names, values)) in zip(axes.flat, panels.items(), strict=False):
+        _bars(axis, names, values, label)
+        axis.set_title(title, fontsize=10)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=100)
     plt.close(figure)
 
 
-def serialization(results: dict[str, Any], path: Path, concurrency: int = 32) -> bool:
-    """Plot req/s per configuration for each body at ``concurrency``; False if no data."""
-    suite = results.get("suites", {}).get("serialization")
-    if suite is None:
-        return False
-    summaries = summarize(suite)
-    configs = [c["name"] for c in suite["configs"]]
-    cells = [c["key"] for c in suite["cells"] if c["concurrency"] == concurrency]
-    if not cells:
-        return False
-    columns = min(3, len(cells))
-    rows = -(-len(cells) // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(4.6 * columns, 3.8 * rows), squeeze=False)
-    for axis in axes.flat[len(cells) :]:
-        axis.set_visible(False)
-    for axis, cell in zip(axes.flat, cells, strict=False):
-        names = [c for c in configs if (cell, c) in summaries]
-        values = [summaries[cell, c].rps.median for c in names]
-        lows = [v - summaries[cell, c].rps.low for c, v in zip(names, values, strict=True)]
-        highs = [summaries[cell, c].rps.high - v for c, v in zip(names, values, strict=True)]
-        colors = ["tab:orange" if c.startswith("dispatch") else "tab:blue" for c in names]
-        axis.barh(names, values, xerr=[lows, highs], color=colors)
-        axis.set_xscale("log")
-        axis.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short decades
-        axis.invert_yaxis()
-        axis.set_title(cell, fontsize=10)
-        axis.set_xlabel("requests/s (log)")
-        for y, value in enumerate(values):
-            axis.text(value, y, f" {value:.0f}", va="center", fontsize=8)
-    _save(figure, path)
-    return True
+def _mean_and_stdev(bench: Any) -> Spread:
+    """Return pyperf's mean in microseconds, with one standard deviation either side."""
+    mean, stdev = bench.mean() * 1e6, bench.stdev() * 1e6
+    return Spread(mean, max(mean - stdev, mean / 2), mean + stdev, bench.get_nvalue())
 
 
-def scaling_plot(results: dict[str, Any], path: Path) -> bool:
-    """Plot request time against generated tokens per configuration; False if no data."""
-    suite = results.get("suites", {}).get("serialization")
-    found = scaling(suite) if suite else []
-    if not found:
-        return False
-    figure, axis = plt.subplots(figsize=(8, 5))
-    for item in sorted(found, key=lambda s: -s.ns_per_token):
-        xs, ys = zip(*item.points, strict=True)
-        style = "-o" if item.config.startswith("dispatch") else "--."
-        axis.plot(xs, ys, style, label=f"{item.config} ({item.ns_per_token:.0f} ns/token)")
-    axis.set_xscale("log", base=2)
-    axis.set_yscale("log")
-    axis.set_xlabel("generated tokens per response")
-    axis.set_ylabel("ms per request at concurrency 1 (log)")
-    axis.grid(True, which="both", alpha=0.3)
-    axis.legend(fontsize=8)
-    _save(figure, path)
-    return True
+def _load_panels(suite: Mapping[str, Any], metric: str, concurrency: int | None) -> Any:
+    found = spreads(suite, metric)
+    panels = {}
+    for cell in suite["cells"]:
+        if concurrency is None or cell["concurrency"] == concurrency:
+            names = [c["name"] for c in suite["configs"] if (cell["key"], c["name"]) in found]
+            panels[cell["key"]] = (names, [found[cell["key"], name] for name in names])
+    return {title: panel for title, panel in panels.items() if panel[0]}
 
 
-def inprocess(results: dict[str, Any], path: Path, body: str = "tokens-65536") -> bool:
-    """Plot each in-process candidate's time relative to ``orjson.dumps(d)``; False if no data.
-
-    The axis is the ratio of pyperf's mean times (log), with the 1.3x bound of the
-    serialization goal drawn, so that the bars read as "how many times orjson's own time".
-    """
-    benches = inprocess_benchmarks(results).get(body)
-    if not benches:
-        return False
-    labels = [b.get_metadata().get("description", b.get_name()) for b in benches]
-    values = [relative_time(b, benches[0]).median for b in benches]
-    micros = [b.mean() * 1e6 for b in benches]
-    colors = ["tab:orange" if "orjson_dispatch" in label else "tab:blue" for label in labels]
-    figure, axis = plt.subplots(figsize=(10, 0.45 * len(labels) + 1.4))
-    axis.barh(labels, [v - 0.5 for v in values], left=0.5, color=colors)
-    axis.set_xscale("log")
-    axis.xaxis.set_minor_formatter(NullFormatter())
-    axis.axvline(1.3, color="tab:red", linestyle=":", label="1.3x: the serialization goal")
-    axis.invert_yaxis()
-    axis.set_xlabel(f"mean time per call / orjson.dumps(d) mean time, {body} (log)")
-    for y, (value, us) in enumerate(zip(values, micros, strict=True)):
-        axis.text(value, y, f" {value:.2f}x ({us:,.0f} us)", va="center", fontsize=8)
-    axis.set_xlim(0.5, max(values) * 4)
-    axis.legend(fontsize=8, loc="lower right")
-    _save(figure, path)
-    return True
-
-
-def keepalive(results: dict[str, Any], path: Path) -> bool:
-    """Plot req/s of stock and keepalive servers per cell; False if no data."""
-    suite = results.get("suites", {}).get("keepalive")
-    if suite is None:
-        return False
-    summaries = summarize(suite)
-    configs = [c["name"] for c in suite["configs"]]
-    cells = [c["key"] for c in suite["cells"]]
-    figure, axes = plt.subplots(1, len(cells), figsize=(5.5 * len(cells), 4), squeeze=False)
-    for axis, cell in zip(axes[0], cells, strict=True):
-        names = [c for c in configs if (cell, c) in summaries]
-        values = [summaries[cell, c].rps.median for c in names]
-        lows = [v - summaries[cell, c].rps.low for c, v in zip(names, values, strict=True)]
-        highs = [summaries[cell, c].rps.high - v for c, v in zip(names, values, strict=True)]
-        colors = ["tab:orange" if c.startswith("keepalive") else "tab:blue" for c in names]
-        axis.bar(names, values, yerr=[lows, highs], color=colors)
-        axis.tick_params(axis="x", labelrotation=20, labelsize=8)
-        axis.set_title(cell, fontsize=10)
-        axis.set_ylabel("requests/s")
-        for x, value in enumerate(values):
-            axis.text(x, value, f"{value:.0f}", ha="center", va="bottom", fontsize=8)
-    _save(figure, path)
-    return True
-
-
-def streaming(results: dict[str, Any], path: Path) -> bool:
-    """Plot time per event and p99 time between events per configuration; False if no data."""
-    suite = results.get("suites", {}).get("streaming")
-    rows = streaming_summary(suite, STREAMING_BASELINE) if suite else []
-    if not rows:
-        return False
-    names = [row.config for row in rows]
-    colors = ["tab:orange" if n.startswith("dispatch") else "tab:blue" for n in names]
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 0.45 * len(rows) + 1.6), sharey=True)
-    values = [row.us_per_event.median for row in rows]
-    lows = [v - row.us_per_event.low for row, v in zip(rows, values, strict=True)]
-    highs = [row.us_per_event.high - v for row, v in zip(rows, values, strict=True)]
-    left.barh(names, values, xerr=[lows, highs], color=colors)
-    left.set_xlabel("us per event, one stream")
-    gaps = [row.gap_p99_ms for row in rows]
-    right.barh(names, gaps, color=colors)
-    right.set_xlabel(f"p99 ms between events, {suite['settings']['streams']} streams")
-    left.invert_yaxis()
-    for axis, numbers, unit in ((left, values, " us"), (right, gaps, " ms")):
-        for y, value in enumerate(numbers):
-            axis.text(value, y, f" {value:.1f}{unit}", va="center", fontsize=8)
-    _save(figure, path)
-    return True
-
-
-#: Every plot by file name.
-DRAWERS = {
-    "serialization.png": serialization,
-    "scaling.png": scaling_plot,
-    "inprocess.png": inprocess,
-    "streaming.png": streaming,
-    "keepalive.png": keepalive,
-}
-
-
-def draw_all(results: dict[str, Any], directory: Path) -> list[str]:
-    """Draw every plot the results have data for into ``directory``; return the file names.
-
-    A plot the results have no data for is removed from ``directory``, so that no stale
-    image of an earlier run stays next to the new results.
-    """
+def draw(results: Mapping[str, Any], directory: Path) -> list[Path]:
+    """Draw the plots the results have data for into ``directory``; return their paths."""
     directory.mkdir(parents=True, exist_ok=True)
     drawn = []
-    for name, draw in DRAWERS.items():
-        if draw(results, directory / name):
-            drawn.append(name)
-        else:
-            (directory / name).unlink(missing_ok=True)
+    if "serialization" in results:
+        panels = _load_panels(results["serialization"], "rps", 32)
+        drawn.append(directory / "serialization.png")
+        _grid(panels, "requests/s at 32 connections (log)", drawn[-1])
+    if "streaming" in results:
+        panels = _load_panels(results["streaming"], "events_per_s", None)
+        drawn.append(directory / "streaming.png")
+        _grid(panels, "events/s, one uvicorn worker (log)", drawn[-1])
+    if "inprocess" in results:
+        panels = {
+            name: (
+                [b.get_name().split("/", 1)[1] for b in benches],
+                [_mean_and_stdev(b) for b in benches],
+            )
+            for name, benches in inprocess_benchmarks(results["inprocess"]).items()
+        }
+        drawn.append(directory / "inprocess.png")
+        _grid(panels, "us per call, pyperf mean +- std dev (log)", drawn[-1])
     return drawn

@@ -66,13 +66,6 @@ def require_wrk() -> str:
     return path
 
 
-def wrk_version(wrk: str) -> str:
-    """Return wrk's version line, e.g. ``wrk debian/4.1.0-3+b2 [epoll]``."""
-    completed = subprocess.run([wrk, "--version"], capture_output=True, text=True, check=False)
-    first = (completed.stdout or completed.stderr).splitlines()
-    return first[0].split(" Copyright")[0].strip() if first else "unknown"
-
-
 def wrk_command(
     wrk: str,
     url: str,

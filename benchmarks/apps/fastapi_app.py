@@ -12,12 +12,12 @@ the harness checks that before it measures.
 import warnings
 
 import orjson
-from fastapi import FastAPI, HTTPException
+from fastapi import APIRouter, FastAPI, HTTPException
 from fastapi.exceptions import FastAPIDeprecationWarning
 from fastapi.responses import JSONResponse, ORJSONResponse, Response
 
 from benchmarks.bodies import Body, ResponseModel, body
-from orjson_dispatch import dispatch
+from orjson_dispatch import DispatchRoute, dispatch
 
 # ORJSONResponse is deprecated since FastAPI 0.130 (the typed path serializes with Pydantic's
 # Rust core instead) but still shipped; it stays here because many deployed apps use it.
@@ -52,6 +52,12 @@ async def untyped(name: str):  # type: ignore[no-untyped-def]
 async def typed(name: str) -> ResponseModel:
     """FastAPI's typed path: validation, then Pydantic's ``dump_json`` (FastAPI >= 0.130)."""
     return _body(name).model
+
+
+@app.get("/dump-json/{name}")
+async def dump_json(name: str) -> Response:
+    """Pydantic's own serializer without validation: ``model.model_dump_json()``."""
+    return Response(_body(name).model.model_dump_json(by_alias=True), media_type="application/json")
 
 
 @app.get("/orjson-response/{name}", response_class=ORJSONResponse)
@@ -90,3 +96,15 @@ async def dispatch_model(name: str) -> ResponseModel:
 async def dispatch_dict(name: str):  # type: ignore[no-untyped-def]
     """``@dispatch`` returning the ready dict, without an annotation (untyped semantics)."""
     return _body(name).data
+
+
+dispatch_router = APIRouter(route_class=DispatchRoute)
+
+
+@dispatch_router.get("/dispatch-route/{name}")
+async def dispatch_route(name: str) -> ResponseModel:
+    """``DispatchRoute`` on a router, returning the model declared as the return type."""
+    return _body(name).model
+
+
+app.include_router(dispatch_router)
