@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from benchmarks.configs import ServerConfig
-from benchmarks.rounds import Cell, Run, interleave
+from benchmarks.rounds import Cell, interleave
 from benchmarks.server import Server, ServerError, get, running
 from benchmarks.wrk import run_wrk
 
@@ -98,19 +98,6 @@ def _check_and_time(server: Server, config: ServerConfig, body: str, expected: A
     return min(times)
 
 
-def _estimate(
-    runs: Sequence[Run], single: Mapping[str, Mapping[str, float]], settings: LoadSettings
-) -> float:
-    """Return the expected seconds of ``runs``: durations, leftover work, 0.3 s per run."""
-    total = 0.0
-    for run in runs:
-        single_s = single[run.config][run.cell.body]
-        if settings.skip_reason(run.cell.concurrency, single_s) is None:
-            total += settings.duration_for(single_s, run.cell.duration_s) + 0.3
-            total += (run.cell.concurrency - 1) * single_s
-    return total
-
-
 def run_suite(
     name: str,
     configs: Sequence[ServerConfig],
@@ -153,7 +140,6 @@ def run_suite(
             for config, times in single.items()
         }
         runs = interleave(cells, list(by_name), settings.rounds)
-        log(f"{name}: {len(runs)} runs, about {_estimate(runs, single, settings) / 60:.0f} min")
         started = time.monotonic()
         for index, run in enumerate(runs, 1):
             config = by_name[run.config]

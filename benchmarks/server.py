@@ -15,7 +15,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 
 from benchmarks.configs import ServerConfig
 
@@ -47,25 +46,9 @@ def free_port() -> int:
 
 def uvicorn_command(config: ServerConfig, port: int) -> list[str]:
     """Return the uvicorn command line that runs ``config`` on ``port``."""
-    return [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        config.app,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--http",
-        config.http,
-        "--loop",
-        event_loop(),
-        "--workers",
-        str(config.workers),
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ]
+    options = f"--host 127.0.0.1 --port {port} --http {config.http} --loop {event_loop()}"
+    options += f" --workers {config.workers} --no-access-log --log-level warning"
+    return [sys.executable, "-m", "uvicorn", config.app, *options.split()]
 
 
 def get(port: int, path: str, timeout: float = 120.0) -> tuple[int, bytes]:
@@ -102,7 +85,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Server:
-    """One running uvicorn process for one configuration; use it as a context manager."""
+    """One uvicorn process for one configuration (:func:`running` starts and stops them)."""
 
     def __init__(self, config: ServerConfig, log_dir: Path) -> None:
         self.config = config
@@ -188,24 +171,17 @@ class Server:
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
 
-    def __enter__(self) -> "Server":
-        self.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
 
 @contextlib.contextmanager
 def running(configs: list[ServerConfig], log_dir: Path) -> Iterator[dict[str, Server]]:
     """Start every configuration at once, wait until all are ready, stop them all on exit."""
-    with contextlib.ExitStack() as stack:
-        servers = {config.name: stack.enter_context(Server(config, log_dir)) for config in configs}
+    servers = {config.name: Server(config, log_dir) for config in configs}
+    try:
+        for server in servers.values():
+            server.start()
         for server in servers.values():
             server.wait_ready()
         yield servers
+    finally:
+        for server in servers.values():
+            server.stop()

@@ -148,7 +148,7 @@ def inprocess_section(data: Mapping[str, Any]) -> list[str]:
             [
                 f"`{bench.get_metadata().get('description', bench.get_name())}`",
                 f"{number(bench.mean() * 1e6)} +- {number(bench.stdev() * 1e6)}",
-                f"{bench.mean() / base:.2f}x",
+                f"{number(bench.mean() / base)}x",
             ]
             for bench in benches
         ]

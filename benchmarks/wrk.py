@@ -6,6 +6,7 @@ and easier to parse than wrk's human-readable output.
 """
 
 import json
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -67,13 +68,7 @@ def require_wrk() -> str:
 
 
 def wrk_command(
-    wrk: str,
-    url: str,
-    *,
-    connections: int,
-    duration_s: int,
-    timeout_s: int,
-    close: bool = False,
+    wrk: str, url: str, *, connections: int, duration_s: int, timeout_s: int, close: bool = False
 ) -> list[str]:
     """Return the wrk command line for one run.
 
@@ -81,22 +76,9 @@ def wrk_command(
     and the load generator the other. ``close`` adds ``Connection: close`` so that every
     request opens a new TCP connection (connection churn).
     """
-    command = [
-        wrk,
-        "--threads",
-        "1",
-        "--connections",
-        str(connections),
-        "--duration",
-        f"{duration_s}s",
-        "--timeout",
-        f"{timeout_s}s",
-        "--script",
-        str(_LUA),
-    ]
-    if close:
-        command += ["--header", "Connection: close"]
-    return [*command, url]
+    options = f"--threads 1 --connections {connections} --duration {duration_s}s"
+    command = [wrk, *options.split(), "--timeout", f"{timeout_s}s", "--script", str(_LUA)]
+    return [*command, *(["--header", "Connection: close"] if close else []), url]
 
 
 def parse_wrk_output(stdout: str) -> WrkResult:
@@ -118,26 +100,16 @@ def parse_wrk_output(stdout: str) -> WrkResult:
     raise WrkError(f"wrk printed no summary line; its output was:\n{stdout}")
 
 
-def run_wrk(
-    wrk: str,
-    url: str,
-    *,
-    connections: int,
-    duration_s: int,
-    timeout_s: int,
-    close: bool = False,
-) -> WrkResult:
-    """Run wrk against ``url`` and return its summary.
+def run_wrk(wrk: str, url: str, **options: Any) -> WrkResult:
+    """Run wrk against ``url`` (``options``: those of :func:`wrk_command`); return its summary.
 
     Raises:
         WrkError: wrk exited with an error or printed no summary.
     """
-    command = wrk_command(
-        wrk, url, connections=connections, duration_s=duration_s, timeout_s=timeout_s, close=close
-    )
+    command = wrk_command(wrk, url, **options)
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         raise WrkError(
-            f"{' '.join(command)} exited with {completed.returncode}: {completed.stderr}"
+            f"{shlex.join(command)} exited with {completed.returncode}: {completed.stderr}"
         )
     return parse_wrk_output(completed.stdout)
