@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from benchmarks import plots, summary
-from benchmarks.bodies import TOOLCALL, TRAINING, body, body_name
+from benchmarks.bodies import CHUNKS, TOOLCALL, TRAINING, body
 from benchmarks.configs import (
     KEEPALIVE_CONFIGS,
     SERIALIZATION_CONFIGS,
     STREAMING_CONFIGS,
     ServerConfig,
 )
-from benchmarks.inprocess import CHUNKS, measure
+from benchmarks.inprocess import measure
 from benchmarks.load import LoadSettings, run_suite
 from benchmarks.rounds import Cell
 from benchmarks.server import ROOT, ServerError
@@ -71,10 +71,10 @@ def _full_cells() -> tuple[Cell, ...]:
     The cells at 32 connections run the profile's duration, the others 1 s (longer for slow
     configurations, as every run).
     """
-    bodies = (TRAINING, body_name(1024), body_name(32), TOOLCALL)
+    bodies = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
     cells = [Cell(b, c, duration_s=None if c == 32 else 1) for c in (1, 32, 256) for b in bodies]
-    scaling = [body_name(n) for n in (256, 4096, 16384, 262144)]
-    return (*cells, Cell(body_name(1536), 32), *(Cell(n, 1, duration_s=1) for n in scaling))
+    scaling = [f"tokens-{n}" for n in (256, 4096, 16384, 262144)]
+    return (*cells, Cell("tokens-1536", 32), *(Cell(n, 1, duration_s=1) for n in scaling))
 
 
 _KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32))
@@ -86,7 +86,7 @@ FULL = Profile(
     keepalive=(_KEEPALIVE_CELLS, LoadSettings(7, 2, 2, min_requests=1, drain_budget_s=10)),
     streaming=StreamSettings(rounds=3, events=_STREAMS),
     inprocess=(
-        (TRAINING, body_name(1536), TOOLCALL, CHUNKS),
+        (TRAINING, "tokens-1536", TOOLCALL, CHUNKS),
         ("--processes=6", "--values=3", "--warmups=1", "--min-time=0.1"),
     ),
     only={},

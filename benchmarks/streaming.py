@@ -27,7 +27,7 @@ from typing import Any
 import h11
 import orjson
 
-from benchmarks.chunks import CYCLE, chunk_dicts
+from benchmarks.bodies import CYCLE, chunk_dicts
 from benchmarks.configs import StreamConfig
 from benchmarks.rounds import Cell, interleave
 from benchmarks.server import Server, ServerError, running

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.apps import streaming_app
-from benchmarks.chunks import chunk_dicts
+from benchmarks.bodies import chunk_dicts
 from benchmarks.configs import STREAMING_CONFIGS, StreamConfig
 from benchmarks.rounds import Cell
 from benchmarks.server import Server, ServerError, running
