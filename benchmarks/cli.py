@@ -1,9 +1,9 @@
-"""The command line: ``python -m benchmarks [--quick] [--only ...] [--render DIR]``.
+"""``python -m benchmarks [--quick] [--only SUITES] [--out DIR] [--render DIR]``.
 
 Each suite writes its raw measurements to ``<out>/<suite>.json`` (the in-process suite:
-pyperf's own file, ``inprocess.json``), so that running one suite again replaces only its
-file; the plots go to ``docs/assets/benchmarks`` (``--quick`` or ``--out``: next to the
-files). A summary of every suite measured is printed at the end.
+pyperf's own file), so that running one suite again replaces only its file. The plots go to
+``docs/assets/benchmarks`` (with ``--quick`` or ``--out``: next to the files). A summary of
+every suite measured is printed at the end.
 """
 
 import argparse
@@ -15,29 +15,21 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple
 
-from benchmarks import plots, summary
-from benchmarks.bodies import CHUNKS, TOOLCALL, TRAINING, body
-from benchmarks.configs import (
-    KEEPALIVE_CONFIGS,
-    SERIALIZATION_CONFIGS,
-    STREAMING_CONFIGS,
-    ServerConfig,
-)
+from benchmarks import summary
+from benchmarks.bodies import CHUNKS, TOOLCALL, TRAINING
+from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS, STREAMING_CONFIGS
 from benchmarks.inprocess import measure
 from benchmarks.load import LoadSettings, run_suite
 from benchmarks.rounds import Cell
 from benchmarks.server import ROOT, ServerError
-from benchmarks.streaming import StreamSettings, run_streaming
+from benchmarks.streaming import run_streaming
 from benchmarks.wrk import WrkError, require_wrk
 
-_C = TypeVar("_C", bound=ServerConfig)
 SUITES = ("serialization", "inprocess", "streaming", "keepalive")
 RESULTS = ROOT / "benchmarks" / "results"
 PLOTS = ROOT / "docs" / "assets" / "benchmarks"
@@ -46,48 +38,40 @@ PACKAGES = ("fastapi", "pydantic", "orjson", "uvicorn", "uvloop", "httptools", "
             "msgspec", "sse-starlette", "orjson-dispatch", "uvicorn-keepalive")  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Profile:
-    """What one invocation measures.
-
-    Attributes:
-        serialization: Cells, durations and rounds of the serialization suite.
-        keepalive: Likewise, of the keepalive suite.
-        streaming: Cells, events and rounds of the streaming suite.
-        inprocess: The bodies timed in process, and pyperf's Runner options.
-        only: The configurations measured, by suite (every one of a suite not listed).
-    """
+class Profile(NamedTuple):
+    """What one invocation measures, by suite."""
 
     serialization: tuple[tuple[Cell, ...], LoadSettings]
     keepalive: tuple[tuple[Cell, ...], LoadSettings]
-    streaming: StreamSettings
-    inprocess: tuple[tuple[str, ...], tuple[str, ...]]
-    only: dict[str, set[str]]
+    streaming: tuple[dict[str, int], int]  # events per stream by cell, rounds
+    inprocess: tuple[tuple[str, ...], str]  # bodies, pyperf Runner options
+    only: dict[str, set[str]]  # the configurations measured (all of a suite not listed)
 
 
-def _full_cells() -> tuple[Cell, ...]:
-    """Four bodies at 1, 32 and 256 connections, the 1.5k-token body, the scaling sizes.
-
-    The cells at 32 connections run the profile's duration, the others 1 s (longer for slow
-    configurations, as every run).
-    """
-    bodies = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
-    cells = [Cell(b, c, duration_s=None if c == 32 else 1) for c in (1, 32, 256) for b in bodies]
-    scaling = [f"tokens-{n}" for n in (256, 4096, 16384, 262144)]
-    return (*cells, Cell("tokens-1536", 32), *(Cell(n, 1, duration_s=1) for n in scaling))
-
-
+# Four bodies at 1, 32 (the profile's duration) and 256 connections (1 s, longer for slow
+# configurations as every run), the 1.5k-token body, the scaling sizes at one connection.
+_BODIES = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
+_SCALING = ("tokens-256", "tokens-4096", "tokens-16384", "tokens-262144")
 _KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32))
-_STREAMS = {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
-_STREAMS |= {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500}
 
 FULL = Profile(
-    serialization=(_full_cells(), LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)),
+    serialization=(
+        (
+            *(Cell(b, c, duration_s=None if c == 32 else 1) for c in (1, 32, 256) for b in _BODIES),
+            Cell("tokens-1536", 32),
+            *(Cell(b, 1, duration_s=1) for b in _SCALING),
+        ),
+        LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10),
+    ),
     keepalive=(_KEEPALIVE_CELLS, LoadSettings(7, 2, 2, min_requests=1, drain_budget_s=10)),
-    streaming=StreamSettings(rounds=3, events=_STREAMS),
+    streaming=(
+        {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
+        | {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500},
+        3,
+    ),
     inprocess=(
         (TRAINING, "tokens-1536", TOOLCALL, CHUNKS),
-        ("--processes=6", "--values=3", "--warmups=1", "--min-time=0.1"),
+        "--processes=6 --values=3 --warmups=1 --min-time=0.1",
     ),
     only={},
 )
@@ -98,11 +82,8 @@ QUICK = Profile(
         LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12),
     ),
     keepalive=(_KEEPALIVE_CELLS, LoadSettings(3, 1, 1, min_requests=1, drain_budget_s=5)),
-    streaming=StreamSettings(3, {"ready@c1": 3_000, "burst8@c32": 300, "paced@c32": 100}),
-    inprocess=(
-        (TOOLCALL, CHUNKS),
-        ("--processes=2", "--values=3", "--warmups=1", "--min-time=0.05"),
-    ),
+    streaming=({"ready@c1": 3_000, "burst8@c32": 300, "paced@c32": 100}, 3),
+    inprocess=((TOOLCALL, CHUNKS), "--processes=2 --values=3 --warmups=1 --min-time=0.05"),
     only={
         "serialization": {"typed", "dump-json", "dispatch-model", "dispatch-route", "orjson-limit"},
         "keepalive": {"stock", "keepalive", "stock-b"},
@@ -114,27 +95,11 @@ QUICK = Profile(
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Parse the command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks",
-        description="Run the side-by-side benchmarks of orjson-dispatch and uvicorn-keepalive.",
-    )
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a few minutes' subset")
-    parser.add_argument(
-        "--only",
-        default=",".join(SUITES),
-        help=f"comma-separated suites to run, of: {', '.join(SUITES)} (default: all)",
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        help="output directory (default: benchmarks/results, or benchmarks/results/quick)",
-    )
-    parser.add_argument(
-        "--render",
-        type=Path,
-        metavar="DIR",
-        help="measure nothing: print the summary and draw the plots of the results in DIR",
-    )
+    parser.add_argument("--only", default=",".join(SUITES), help=f"of: {', '.join(SUITES)}")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results[/quick]")
+    parser.add_argument("--render", type=Path, metavar="DIR", help="summarize DIR, measure nothing")
     args = parser.parse_args(argv)
     unknown = set(args.only.split(",")) - set(SUITES)
     if unknown:
@@ -142,52 +107,56 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def _run_header(command: str) -> dict[str, Any]:
-    """When, from which commit and with which packages a suite ran (pyperf's metadata aside)."""
+def measure_suite(name: str, profile: Profile, wrk: str, logs: Path, out: Path) -> Any:
+    """Run one suite of ``profile``; return its JSON-ready results."""
+    configs = {"serialization": SERIALIZATION_CONFIGS, "keepalive": KEEPALIVE_CONFIGS}
+    wanted = profile.only.get(name)
+    if name == "inprocess":
+        bodies, options = profile.inprocess
+        return measure(list(bodies), options.split(), out / "inprocess.json")
+    if name == "streaming":
+        chosen = [c for c in STREAMING_CONFIGS if wanted is None or c.name in wanted]
+        return run_streaming(chosen, *profile.streaming, log_dir=logs)
+    cells, settings = getattr(profile, name)
+    chosen_load = [c for c in configs[name] if wanted is None or c.name in wanted]
+    return run_suite(name, chosen_load, cells, settings, wrk=wrk, log_dir=logs)
+
+
+def load_results(directory: Path) -> dict[str, Any]:
+    """Return the results of every suite with a file in ``directory``."""
+    paths = {name: directory / f"{name}.json" for name in SUITES}
+    return {name: json.loads(path.read_text()) for name, path in paths.items() if path.is_file()}
+
+
+def draw(results: dict[str, Any], directory: Path) -> list[Path]:
+    """Draw the plots of the suites in ``results`` into ``directory``; return their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    drawn = []
+    if "serialization" in results:
+        drawn.append(directory / "serialization.png")
+        label = "requests/s at 32 connections (log)"
+        summary.plot(results["serialization"], "rps", label, drawn[-1], concurrency=32)
+    if "streaming" in results:
+        drawn.append(directory / "streaming.png")
+        label = "events/s, one uvicorn worker (log)"
+        summary.plot(results["streaming"], "events_per_s", label, drawn[-1])
+    return drawn
+
+
+def _header(argv: list[str]) -> dict[str, Any]:
+    """Return the command, the commit and the versions of a run, recorded with each suite."""
+    python = Path(sys.executable)
+    shown = python.relative_to(ROOT) if python.is_relative_to(ROOT) else python
     git = ["git", "rev-parse", "--short=12", "HEAD"]
     return {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": command,
+        "command": shlex.join([str(shown), "-m", "benchmarks", *argv]),
         "git": subprocess.run(
             git, cwd=ROOT, capture_output=True, text=True, check=False
         ).stdout.strip(),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "load_average": [round(value, 2) for value in os.getloadavg()],
-        "packages": {name: metadata.version(name) for name in PACKAGES},
+        "packages": {package: metadata.version(package) for package in PACKAGES},
     }
-
-
-def _only(profile: Profile, name: str, configs: Sequence[_C]) -> list[_C]:
-    wanted = profile.only.get(name)
-    return [config for config in configs if wanted is None or config.name in wanted]
-
-
-def measure_suite(name: str, profile: Profile, wrk: str, logs: Path, out: Path) -> Any:
-    """Run one suite of ``profile``; return its JSON-ready results."""
-    if name == "inprocess":
-        bodies, options = profile.inprocess
-        return measure(list(bodies), list(options), out / "inprocess.json")
-    if name == "streaming":
-        configs = _only(profile, name, STREAMING_CONFIGS)
-        return run_streaming(configs, profile.streaming, log_dir=logs)
-    every = SERIALIZATION_CONFIGS if name == "serialization" else KEEPALIVE_CONFIGS
-    cells, settings = getattr(profile, name)
-    expected = {cell.body: {} if cell.body == "plain" else body(cell.body).data for cell in cells}
-    suite = run_suite(
-        name, _only(profile, name, every), cells, expected, settings, wrk=wrk, log_dir=logs
-    )
-    return asdict(suite)
-
-
-def load_results(directory: Path) -> dict[str, Any]:
-    """Return the results of every suite with a file in ``directory``."""
-    found = {}
-    for name in SUITES:
-        path = directory / f"{name}.json"
-        if path.is_file():
-            found[name] = json.loads(path.read_text())
-    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -196,37 +165,35 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.render is not None:
         results = load_results(args.render)
-        plots.draw(results, PLOTS if args.render.resolve() == RESULTS else args.render)
+        draw(results, PLOTS if args.render.resolve() == RESULTS else args.render)
         print(summary.render(results))
         return 0
-    profile = QUICK if args.quick else FULL
     out = args.out or (RESULTS / "quick" if args.quick else RESULTS)
     out.mkdir(parents=True, exist_ok=True)
-    load = os.getloadavg()[0]
-    if load > 0.5 * (os.cpu_count() or 1):
+    if os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
         print(
-            f"benchmarks: load average {load:.1f} on {os.cpu_count()} CPUs: other work adds "
-            "noise; ratios of interleaved runs stay comparable, absolute figures less so",
+            f"benchmarks: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs: other "
+            "work adds noise; ratios of interleaved runs stay comparable, absolute figures less so",
             file=sys.stderr,
         )
-    python = Path(sys.executable)
-    shown = python.relative_to(ROOT) if python.is_relative_to(ROOT) else python
-    command = shlex.join([str(shown), "-m", "benchmarks", *argv])
-    measured: dict[str, Any] = {}
+    header, measured = _header(argv), {}
     try:
         wrk = require_wrk()
         with tempfile.TemporaryDirectory(prefix="benchmarks-") as logs:
             for name in (s for s in SUITES if s in args.only.split(",")):
-                started, header = time.monotonic(), _run_header(command)
+                date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+                load, started = [round(value, 2) for value in os.getloadavg()], time.monotonic()
+                profile = QUICK if args.quick else FULL
                 measured[name] = measure_suite(name, profile, wrk, Path(logs), out)
-                if name != "inprocess":  # pyperf's file carries pyperf's own metadata
-                    header["elapsed_s"] = round(time.monotonic() - started)
-                    measured[name]["run"] = header
+                if name != "inprocess":  # pyperf's file carries pyperf's metadata
+                    elapsed = round(time.monotonic() - started)
+                    run = {"date": date, "load_average": load, "elapsed_s": elapsed}
+                    measured[name]["run"] = header | run
                     (out / f"{name}.json").write_text(json.dumps(measured[name], indent=1))
     except (WrkError, ServerError, subprocess.CalledProcessError) as error:
         print(f"benchmarks: {error}", file=sys.stderr)
         return 2
-    drawn = plots.draw(measured, out if args.quick or args.out else PLOTS)
+    drawn = draw(measured, out if args.quick or args.out else PLOTS)
     print(f"benchmarks: results in {out}, plots {', '.join(map(str, drawn))}", file=sys.stderr)
     print(summary.render(measured))
     return 0

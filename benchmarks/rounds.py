@@ -1,24 +1,22 @@
 """Rounds: configurations interleaved round-robin, and ratios paired round by round.
 
-Load runs are few long samples. Each configuration of a workload runs right after the others
-in the same round, so a ratio of two of them taken within one round cancels slow drifts of the
-machine (other work, thermal state); the median over the rounds then drops outliers.
+Each configuration of a workload runs right after the others in the same round, so a ratio of
+two of them taken within one round cancels slow drifts of the machine (other work, thermal
+state); the median over the rounds then drops outliers.
 """
 
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One workload: a body (or a stream's shape) at a concurrency.
+    """A workload: a body (``plain``: the keepalive app; or a stream's shape) at a concurrency.
 
-    Attributes:
-        body: The body's name (``plain`` for the keepalive app), or the stream's shape.
-        concurrency: wrk's connections, or concurrent streams.
-        close: Send ``Connection: close``: a new TCP connection per request.
-        duration_s: The shortest wrk run on this cell; None: the suite's setting.
+    ``close`` sends ``Connection: close`` (a new connection per request); ``duration_s`` is
+    the cell's shortest wrk run (None: the suite's).
     """
 
     body: str
@@ -32,8 +30,7 @@ class Cell:
         return f"{self.body}@c{self.concurrency}{'+close' if self.close else ''}"
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """One measurement: a configuration on a cell in a round."""
 
     round: int
@@ -42,7 +39,7 @@ class Run:
 
 
 def interleave(cells: Sequence[Cell], configs: Sequence[str], rounds: int) -> list[Run]:
-    """Return the runs of ``rounds`` rounds, every cell once per configuration and round.
+    """Return every cell once per configuration and round, round after round.
 
     The configurations of a cell run back to back; their order rotates by one each round, so
     that none is always first after a change of cell.
@@ -81,12 +78,8 @@ def paired_ratios(
 ) -> Spread | None:
     """Return the spread of ``numerator[r] / denominator[r]`` over the rounds both measured.
 
-    Both map a round number to a measurement. None when no round has both (with a nonzero
-    denominator).
+    Both map a round to a measurement; None when no round has both (and a nonzero denominator).
     """
-    ratios = [
-        numerator[r] / denominator[r]
-        for r in sorted(numerator.keys() & denominator.keys())
-        if denominator[r] > 0
-    ]
+    rounds = sorted(numerator.keys() & denominator.keys())
+    ratios = [numerator[r] / denominator[r] for r in rounds if denominator[r] > 0]
     return Spread.of(ratios) if ratios else None

@@ -13,7 +13,7 @@ from benchmarks.rounds import Cell
 from benchmarks.server import Server, ServerError, running
 from benchmarks.streaming import (
     SHAPES,
-    StreamSettings,
+    cells,
     check,
     parse_events,
     proc_status_kb,
@@ -79,9 +79,8 @@ def test_memory_is_read_from_proc(server: Server) -> None:
 def test_a_tiny_suite_measures_every_cell(tmp_path: Path) -> None:
     configs = [c for c in STREAMING_CONFIGS if c.name == "dispatch-route-sse"]
     events = {"ready@c1": 16, "burst8@c2": 16, "paced@c2": 4}
-    settings = StreamSettings(rounds=1, events=events)
-    assert settings.cells == [Cell("ready", 1), Cell("burst8", 2), Cell("paced", 2)]
-    suite = run_streaming(configs, settings, log_dir=tmp_path, log=lambda line: None)
+    assert cells(events) == [Cell("ready", 1), Cell("burst8", 2), Cell("paced", 2)]
+    suite = run_streaming(configs, events, 1, log_dir=tmp_path, log=lambda line: None)
     samples = {s["cell"]: s for s in suite["samples"]}
     assert set(samples) == set(events)
     assert [s["events"] for s in samples.values()] == [16, 32, 8]

@@ -5,7 +5,8 @@ from typing import Any
 
 import pyperf
 
-from benchmarks import plots, summary
+from benchmarks import summary
+from benchmarks.cli import draw
 
 CONFIGS = [{"name": n, "label": n.upper()} for n in ("typed", "dispatch-model", "orjson-limit")]
 
@@ -76,8 +77,9 @@ def test_inprocess_tables_divide_pyperf_means_and_report_instability_once() -> N
     assert "toolcall/x" in text.split("may be unstable")[1]
 
 
-def test_plots_are_drawn_for_each_suite_measured(tmp_path: Path) -> None:
-    results = {"serialization": SERIALIZATION, "inprocess": _inprocess()}
-    drawn = plots.draw(results, tmp_path)
-    assert [path.name for path in drawn] == ["serialization.png", "inprocess.png"]
+def test_plots_are_drawn_for_each_load_suite_measured(tmp_path: Path) -> None:
+    streaming = _suite("events_per_s", {"typed": [10, 12], "orjson-limit": [20, 21]}, "ready@c1")
+    results = {"serialization": SERIALIZATION, "inprocess": _inprocess(), "streaming": streaming}
+    drawn = draw(results, tmp_path)
+    assert [path.name for path in drawn] == ["serialization.png", "streaming.png"]
     assert all(path.read_bytes().startswith(b"\x89PNG") for path in drawn)
