@@ -39,81 +39,43 @@ def _starlette_json(data: Any) -> bytes:
 def candidates(name: str) -> list[Candidate]:
     """Return the candidates for ``name``; the first (orjson on the ready dict) is the limit."""
     if name == CHUNKS:
-        models, dicts, per = chunk_models(), chunk_dicts(), f"each of {CYCLE} chunks"
+        models, dicts, each = chunk_models(), chunk_dicts(), f"each of {CYCLE} chunks"
         chunk: TypeAdapter[Chunk] = TypeAdapter(Chunk)
         return [
-            (
-                "orjson-dict",
-                f"orjson.dumps(d), {per} a ready dict",
-                lambda: list(map(orjson.dumps, dicts)),
-            ),
-            (
-                "dispatch-dumps-typed",
-                f"orjson_dispatch.dumps(chunk, response_model=Chunk), {per}",
-                lambda: [dumps(c, response_model=Chunk) for c in models],
-            ),
-            (
-                "model-dump-json",
-                f"chunk.model_dump_json(), {per}",
-                lambda: [c.model_dump_json() for c in models],
-            ),
-            (
-                "typeadapter",
-                f"TypeAdapter.validate_python + dump_json (FastAPI typed stream), {per}",
-                lambda: [
-                    chunk.dump_json(chunk.validate_python(c, from_attributes=True)) for c in models
-                ],
-            ),
-            (
-                "jsonable-encoder",
-                f"jsonable_encoder + json.dumps (FastAPI untyped stream), {per} a dict",
-                lambda: [_starlette_json(jsonable_encoder(c)) for c in dicts],
-            ),
-            (
-                "msgspec-dict",
-                f"msgspec.json.encode(d), {per} a ready dict (peer)",
-                lambda: list(map(msgspec.json.encode, dicts)),
-            ),
-        ]
+            ("orjson-dict", f"orjson.dumps(d), {each} a ready dict",
+             lambda: list(map(orjson.dumps, dicts))),
+            ("dispatch-dumps-typed", f"orjson_dispatch.dumps(chunk, response_model=Chunk), {each}",
+             lambda: [dumps(c, response_model=Chunk) for c in models]),
+            ("model-dump-json", f"chunk.model_dump_json(), {each}",
+             lambda: [c.model_dump_json() for c in models]),
+            ("typeadapter", "TypeAdapter.validate_python + dump_json (FastAPI typed stream), "
+             + each, lambda: [chunk.dump_json(chunk.validate_python(c, from_attributes=True))
+                              for c in models]),
+            ("jsonable-encoder", "jsonable_encoder + json.dumps (FastAPI untyped stream), "
+             f"{each} a dict", lambda: [_starlette_json(jsonable_encoder(c)) for c in dicts]),
+            ("msgspec-dict", f"msgspec.json.encode(d), {each} a ready dict (peer)",
+             lambda: list(map(msgspec.json.encode, dicts))),
+        ]  # fmt: skip
     model, data = body(name).model, body(name).data
     typed: TypeAdapter[ResponseModel] = TypeAdapter(ResponseModel)
     return [
         ("orjson-dict", "orjson.dumps(d) on the ready dict", lambda: orjson.dumps(data)),
-        (
-            "dispatch-dumps-typed",
-            "orjson_dispatch.dumps(model, response_model=ResponseModel)",
-            lambda: dumps(model, response_model=ResponseModel),
-        ),
+        ("dispatch-dumps-typed", "orjson_dispatch.dumps(model, response_model=ResponseModel)",
+         lambda: dumps(model, response_model=ResponseModel)),
         ("dispatch-dumps-model", "orjson_dispatch.dumps(model)", lambda: dumps(model)),
         ("dispatch-dumps-dict", "orjson_dispatch.dumps(d) on the ready dict", lambda: dumps(data)),
-        (
-            "model-dump-json",
-            "model.model_dump_json(by_alias=True)",
-            lambda: model.model_dump_json(by_alias=True),
-        ),
-        (
-            "typeadapter",
-            "TypeAdapter.validate_python + dump_json (FastAPI typed path)",
-            lambda: typed.dump_json(
-                typed.validate_python(model, from_attributes=True), by_alias=True
-            ),
-        ),
-        (
-            "model-dump-orjson",
-            'orjson.dumps(model.model_dump(mode="json", by_alias=True))',
-            lambda: orjson.dumps(model.model_dump(mode="json", by_alias=True)),
-        ),
-        (
-            "jsonable-encoder",
-            "jsonable_encoder + json.dumps (FastAPI untyped path)",
-            lambda: _starlette_json(jsonable_encoder(model)),
-        ),
-        (
-            "msgspec-dict",
-            "msgspec.json.encode(d) on the ready dict (peer)",
-            lambda: msgspec.json.encode(data),
-        ),
-    ]
+        ("model-dump-json", "model.model_dump_json(by_alias=True)",
+         lambda: model.model_dump_json(by_alias=True)),
+        ("typeadapter", "TypeAdapter.validate_python + dump_json (FastAPI typed path)",
+         lambda: typed.dump_json(typed.validate_python(model, from_attributes=True),
+                                 by_alias=True)),
+        ("model-dump-orjson", 'orjson.dumps(model.model_dump(mode="json", by_alias=True))',
+         lambda: orjson.dumps(model.model_dump(mode="json", by_alias=True))),
+        ("jsonable-encoder", "jsonable_encoder + json.dumps (FastAPI untyped path)",
+         lambda: _starlette_json(jsonable_encoder(model))),
+        ("msgspec-dict", "msgspec.json.encode(d) on the ready dict (peer)",
+         lambda: msgspec.json.encode(data)),
+    ]  # fmt: skip
 
 
 def decoded(output: bytes | str | list[bytes] | list[str]) -> Any:

@@ -26,15 +26,10 @@ def stderr(line: str) -> None:
 class LoadSettings:
     """How long and how often each run goes.
 
-    Attributes:
-        rounds: Rounds over all (cell, configuration) pairs.
-        duration_s: The shortest wrk run.
-        max_duration_s: The longest wrk run.
-        min_requests: A run lasts long enough for about this many requests of the
-            configuration's single-request time (up to ``max_duration_s``).
-        drain_budget_s: A run is skipped when the requests it leaves in flight (one per
-            connection beyond the first, each costing the single-request time) would keep
-            the server busy longer than this after wrk stops.
+    A run lasts ``duration_s`` or long enough for ``min_requests`` requests of the
+    configuration's single-request time, up to ``max_duration_s``. It is skipped when the
+    requests it leaves in flight (one per connection beyond the first) would keep the server
+    busy longer than ``drain_budget_s`` after wrk stops.
     """
 
     rounds: int
@@ -49,10 +44,7 @@ class LoadSettings:
         return int(self.drain_budget_s + self.max_duration_s + 10)
 
     def duration_for(self, single_request_s: float, shortest_s: int | None = None) -> int:
-        """Return the wrk duration for a configuration whose single request takes this long.
-
-        ``shortest_s``: the cell's own shortest duration, instead of ``duration_s``.
-        """
+        """Return the wrk duration for this single-request time (``shortest_s``: the cell's)."""
         wanted = math.ceil(self.min_requests * single_request_s)
         shortest = self.duration_s if shortest_s is None else shortest_s
         return max(shortest, min(self.max_duration_s, wanted))
@@ -69,13 +61,10 @@ class LoadSettings:
 
 
 def _check_and_time(server: Server, config: ServerConfig, name: str) -> float:
-    """Check that ``config`` answers the body ``name`` (``plain``: ``{}``); return its time in s.
+    """Check that ``config`` answers the body ``name`` (``plain``: ``{}``), else ServerError.
 
-    The first request warms the server up; the fastest of the next three is the estimate, so
-    that one slow moment does not get a configuration's runs lengthened or skipped.
-
-    Raises:
-        ServerError: A status other than 200, or another JSON value.
+    Returns the fastest of the next three requests, in s: one slow moment of the machine does
+    not get a configuration's runs lengthened or skipped.
     """
     path = config.url_path(name)
     status, content = get(server.port, path)
@@ -137,7 +126,7 @@ def run_suite(
                 continue
             measured = run_wrk(
                 wrk,
-                server.url(by_name[config_name].url_path(cell.body)),
+                f"http://127.0.0.1:{server.port}{by_name[config_name].url_path(cell.body)}",
                 connections=cell.concurrency,
                 duration_s=settings.duration_for(single_s, cell.duration_s),
                 timeout_s=settings.timeout_s,

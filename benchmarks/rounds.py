@@ -63,11 +63,7 @@ class Spread:
 
     @classmethod
     def of(cls, values: Sequence[float]) -> "Spread":
-        """Summarize ``values``.
-
-        Raises:
-            ValueError: ``values`` is empty.
-        """
+        """Summarize ``values``; ValueError when there are none."""
         if not values:
             raise ValueError("no measurements to summarize")
         return cls(statistics.median(values), min(values), max(values), len(values))

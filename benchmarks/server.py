@@ -78,16 +78,8 @@ class Server:
             )
         self.pid = self.process.pid
 
-    def url(self, path: str) -> str:
-        """Return the absolute URL of ``path`` on this server."""
-        return f"http://127.0.0.1:{self.port}{path}"
-
     def wait_ready(self, timeout: float = 60.0) -> None:
-        """Wait until the health path answers 200.
-
-        Raises:
-            ServerError: The process exited or did not answer within ``timeout`` seconds.
-        """
+        """Wait until the health path answers 200; ServerError if the process exits first."""
         deadline = time.monotonic() + timeout
         while self.process.poll() is None and time.monotonic() < deadline:
             with contextlib.suppress(OSError, http.client.HTTPException):

@@ -1,16 +1,11 @@
 """The streaming suite: chat-completion chunks streamed by uvicorn, read by a client of our own.
 
-wrk counts requests, not the events inside a stream: here a client on asyncio and h11 (the
-HTTP/1.1 library uvicorn depends on) reads whole streams and notes when events arrive. Each
-configuration is one uvicorn worker. A cell is a stream shape (:data:`SHAPES`) at a number of
-concurrent streams, ``<shape>@c<streams>``; per run it measures:
-
-- events per second: all events over the time from the requests to the end of the last stream;
-- time between events: between two reads that bring events, what a reader waits for updates;
-- time from ``yield`` to read (``paced``): the client's clock at the read that completes an
-  event minus the time the generator stamped into it (both CLOCK_MONOTONIC, one machine).
-
-The server's resident memory is read before the suite and its peak (VmHWM) after it.
+wrk counts requests, not events: a client on asyncio and h11 (uvicorn's HTTP/1.1 library) reads
+whole streams from one uvicorn worker. A cell is a shape (:data:`SHAPES`) at some concurrent
+streams, ``<shape>@c<streams>``. Per run: events per second (all events over the time from the
+requests to the end of the last stream); time between two reads that bring events; for stamped
+shapes, the time from ``yield`` to the read completing the event (CLOCK_MONOTONIC, one machine).
+Memory: the server's VmRSS before the suite, its peak (VmHWM) after it.
 """
 
 import asyncio
@@ -66,11 +61,7 @@ def parse_events(payloads: Sequence[bytes], framing: str) -> list[Any]:
 async def read_stream(
     port: int, path: str, framing: str, *, keep: bool = False, stamped: bool = False
 ) -> StreamRead:
-    """Stream ``GET path`` from ``127.0.0.1:port`` to its end; count and time its events.
-
-    Raises:
-        ServerError: A status other than 200, or the connection closed mid-stream.
-    """
+    """Read ``GET path`` from ``127.0.0.1:port`` to its end; ServerError if not 200 or cut."""
     separator = _SEPARATORS[framing]
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     connection = h11.Connection(h11.CLIENT)
@@ -113,11 +104,7 @@ def proc_status_kb(pid: int, field: str) -> int:
 
 
 def check(server: Server, config: StreamConfig) -> None:
-    """Check that ``config`` streams the chunks in order, twice round the cycle.
-
-    Raises:
-        ServerError: Other events, or another number of them.
-    """
+    """Check that ``config`` streams the chunks twice round the cycle, else ServerError."""
     path = f"{config.path}?n={2 * CYCLE}&burst=8"
     read = asyncio.run(read_stream(server.port, path, config.framing, keep=True))
     if parse_events(read.payloads, config.framing) != list(chunk_dicts()) * 2:

@@ -19,10 +19,11 @@ from benchmarks.rounds import Spread, paired_ratios
 Suite = Mapping[str, Any]
 
 
-def number(value: float | None) -> str:
-    """Format a measurement with 3 significant digits (thousands separated by a space)."""
+def number(value: float | None, factor: float = 1.0) -> str:
+    """Format ``value * factor`` with 3 significant digits (thousands separated by a space)."""
     if value is None:
         return "-"
+    value *= factor
     if value >= 1000:
         return f"{value:,.0f}".replace(",", " ")
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
@@ -49,30 +50,43 @@ def by_round(suite: Suite, metric: str) -> dict[tuple[str, str], dict[int, float
     return dict(found)
 
 
-def _median(suite: Suite, cell: str, config: str, metric: str, key: str) -> float | None:
-    """Return the median over the rounds of ``sample[metric][key]`` (None: not measured)."""
+def _median(suite: Suite, cell: str, config: str, field: str, key: str) -> float | None:
+    """Return the median over the rounds of ``sample[field][key]`` (None: not measured)."""
     values = [
-        sample[metric][key]
+        sample[field][key]
         for sample in suite["samples"]
-        if (sample["cell"], sample["config"]) == (cell, config) and sample.get(metric)
+        if (sample["cell"], sample["config"]) == (cell, config) and sample.get(field)
     ]
     return statistics.median(values) if values else None
 
 
-def _heading(title: str, run: Mapping[str, Any]) -> list[str]:
-    return [f"## {title}", "", f"{run['date']}, git {run['git']}: `{run['command']}`", ""]
+_UNITS = {"rps": "req/s", "events_per_s": "events/s"}
+#: Columns of times: header, the samples' field, the percentiles shown, the factor to ms.
+LATENCY = [("p99 ms", "latency_us", ("p99",), 1e-3)]
+STREAM_TIMES = [
+    ("ms between events p50 / p99", "gap_ms", ("p50", "p99"), 1.0),
+    ("ms yield to read p50 / p99", "yield_to_read_ms", ("p50", "p99"), 1.0),
+]
 
 
-def load_section(title: str, suite: Suite, baselines: Mapping[str, Sequence[str]]) -> list[str]:
-    """Return one table per cell: req/s, p99 latency and the paired ratios to ``baselines``.
+def section(
+    title: str,
+    suite: Suite,
+    metric: str,
+    baselines: Mapping[str, Sequence[str]],
+    times: Sequence[tuple[str, str, Sequence[str], float]],
+) -> list[str]:
+    """Return one table per cell: ``metric``'s median (min-max) over the rounds, its paired
+    ratios to ``baselines`` (each configuration to those it is divided by), and ``times``.
 
-    ``baselines`` maps each configuration to the configurations its req/s are divided by.
-    """
-    rounds = by_round(suite, "rps")
+    Columns without any measurement (e.g. times from ``yield`` to read in unstamped streams)
+    are left out.
+    """  # noqa: D205
+    run, rounds = suite["run"], by_round(suite, metric)
     labels = {config["name"]: config["label"] for config in suite["configs"]}
     columns = [name for name in labels if any(name in b for b in baselines.values())]
-    header = ["configuration", "req/s", "p99 ms", *[f"x {b}" for b in columns]]
-    lines = _heading(title, suite["run"])
+    header = ["configuration", _UNITS[metric], *[f"x {b}" for b in columns], *[t[0] for t in times]]
+    lines = [f"## {title}", "", f"{run['date']}, git {run['git']}: `{run['command']}`", ""]
     for cell in (c["key"] for c in suite["cells"]):
         rows = []
         for config in (name for name in labels if (cell, name) in rounds):
@@ -84,35 +98,16 @@ def load_section(title: str, suite: Suite, baselines: Mapping[str, Sequence[str]
                 else ""
                 for b in columns
             ]
-            p99 = (_median(suite, cell, config, "latency_us", "p99") or 0.0) / 1000
-            rps = spread(Spread.of(list(rounds[cell, config].values())))
-            rows.append([f"{labels[config]} (`{config}`)", rps, number(p99), *ratios])
-        lines += table(cell, header, rows)
-    return lines + [
-        f"- skipped `{s['config']}` on `{s['cell']}`: {s['why']}" for s in suite["skipped"]
-    ]
-
-
-def streaming_section(suite: Suite) -> list[str]:
-    """Return one table per cell: events/s, the ratio to the baseline, times between events."""
-    rounds = by_round(suite, "events_per_s")
-    labels = {config["name"]: config["label"] for config in suite["configs"]}
-    lines = _heading("Streaming chat-completion chunks", suite["run"])
-    for cell in (c["key"] for c in suite["cells"]):
-        rows = []
-        for config in (name for name in labels if (cell, name) in rounds):
-            ratio = paired_ratios(rounds[cell, config], rounds.get((cell, STREAMING_BASELINE), {}))
-            times = [
-                " / ".join(number(_median(suite, cell, config, metric, q)) for q in ("p50", "p99"))
-                for metric in ("gap_ms", "yield_to_read_ms")
+            shown = [
+                " / ".join(number(_median(suite, cell, config, field, q), factor) for q in qs)
+                for _, field, qs, factor in times
             ]
-            eps = spread(Spread.of(list(rounds[cell, config].values())))
-            rows.append([f"{labels[config]} (`{config}`)", eps, spread(ratio, "x"), *times])
-        header = ["configuration", "events/s", f"x {STREAMING_BASELINE}"]
-        header += ["ms between events p50 / p99", "ms yield to read p50 / p99"]
-        if all(row[-1] == "- / -" for row in rows):  # not a stamped shape
-            header, rows = header[:-1], [row[:-1] for row in rows]
-        lines += table(cell, header, rows)
+            measured = spread(Spread.of(list(rounds[cell, config].values())))
+            rows.append([f"{labels[config]} (`{config}`)", measured, *ratios, *shown])
+        kept = [i for i in range(len(header)) if any(row[i].strip("- /") for row in rows)]
+        lines += table(cell, [header[i] for i in kept], [[row[i] for i in kept] for row in rows])
+    skipped = suite.get("skipped", [])
+    lines += [f"- skipped `{s['config']}` on `{s['cell']}`: {s['why']}" for s in skipped]
     memory = suite.get("memory_kb", {}).items()
     rows = [[f"`{c}`", number(m["start"] / 1024), number(m["peak"] / 1024)] for c, m in memory]
     return lines + table("memory", ["configuration", "RSS MB at start", "peak"], rows)
@@ -157,16 +152,19 @@ def render(results: Mapping[str, Any]) -> str:
     """Return the summary of every suite in ``results`` (suite name to its data)."""
     lines: list[str] = []
     if "serialization" in results:
-        columns = list(SERIALIZATION_BASELINES)
-        baselines = {c["name"]: columns for c in results["serialization"]["configs"]}
-        lines += load_section("Serialization over HTTP", results["serialization"], baselines)
+        suite = results["serialization"]
+        baselines = {c["name"]: tuple(SERIALIZATION_BASELINES) for c in suite["configs"]}
+        lines += section("Serialization over HTTP", suite, "rps", baselines, LATENCY)
     if "inprocess" in results:
         lines += inprocess_section(results["inprocess"])
     if "streaming" in results:
-        lines += streaming_section(results["streaming"])
+        suite = results["streaming"]
+        baselines = {c["name"]: (STREAMING_BASELINE,) for c in suite["configs"]}
+        title = "Streaming chat-completion chunks"
+        lines += section(title, suite, "events_per_s", baselines, STREAM_TIMES)
     if "keepalive" in results:
-        baselines = {config: [base] for config, base in KEEPALIVE_BASELINES.items()}
-        lines += load_section("TCP keepalive", results["keepalive"], baselines)
+        baselines = {config: (base,) for config, base in KEEPALIVE_BASELINES.items()}
+        lines += section("TCP keepalive", results["keepalive"], "rps", baselines, LATENCY)
     return "\n".join(lines)
 
 

@@ -21,11 +21,7 @@ class WrkError(RuntimeError):
 
 
 def require_wrk() -> str:
-    """Return the path of the wrk executable.
-
-    Raises:
-        WrkError: wrk is not on PATH; the message says how to install it.
-    """
+    """Return the path of the wrk executable; WrkError saying how to install it if missing."""
     path = shutil.which("wrk")
     if path is None:
         raise WrkError(
@@ -49,11 +45,7 @@ def wrk_command(
 
 
 def parse_wrk_output(stdout: str) -> dict[str, Any]:
-    """Return the summary ``wrk_report.lua`` printed, with ``duration_s`` and ``rps`` added.
-
-    Raises:
-        WrkError: No summary line was printed.
-    """
+    """Return the summary ``wrk_report.lua`` printed, with ``duration_s`` and ``rps`` added."""
     for line in stdout.splitlines():
         if line.startswith(_MARKER):
             found: dict[str, Any] = json.loads(line[len(_MARKER) :])
@@ -64,11 +56,7 @@ def parse_wrk_output(stdout: str) -> dict[str, Any]:
 
 
 def run_wrk(wrk: str, url: str, **options: Any) -> dict[str, Any]:
-    """Run wrk against ``url`` (``options``: those of :func:`wrk_command`); return its summary.
-
-    Raises:
-        WrkError: wrk exited with an error or printed no summary.
-    """
+    """Run wrk on ``url`` (``options``: those of :func:`wrk_command`); return its summary."""
     command = wrk_command(wrk, url, **options)
     completed = subprocess.run(command, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
