@@ -1,5 +1,5 @@
 """Side-by-side benchmarks of orjson-dispatch and uvicorn-keepalive against their peers.
 
-Run the whole suite with ``python -m benchmarks`` (``--quick`` for a two-minute version); see
+Run them with ``.venv/bin/python -m benchmarks`` (``--quick`` for a few minutes' subset); see
 docs/benchmarks.md.
 """

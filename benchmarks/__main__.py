@@ -1,5 +1,15 @@
 """``python -m benchmarks``: see :mod:`benchmarks.cli`."""
 
-from benchmarks.cli import main
+import sys
+
+try:
+    from benchmarks.cli import main
+except ModuleNotFoundError as error:
+    # The harness needs both packages and the bench dependency group: outside the project's
+    # virtualenv the first missing import would otherwise end in a bare traceback.
+    sys.exit(
+        f"benchmarks: {error.name} is not installed for {sys.executable}: run "
+        "scripts/bootstrap dev docs bench, then .venv/bin/python -m benchmarks"
+    )
 
 raise SystemExit(main())

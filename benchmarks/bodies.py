@@ -1,13 +1,11 @@
-"""Response bodies shaped like a model server's traffic, built deterministically.
+"""The data every configuration serves, built deterministically (the same in every process).
 
-Every benchmark (in process and over HTTP, in every framework) serves the data built here, so
-that the configurations differ only in how they turn it into JSON bytes.
-
-The shape follows an OpenAI-style "responses" object as a training or RL rollout server returns
-it: an ``output`` list whose items are a tagged union of an assistant message and a function
-call, the usage counters, and the raw token data (prompt token ids, generated token ids and one
-logprob per generated token). The token data dominates the size: about 26 bytes of JSON per
-generated token, so the training body (64k generated tokens, 4k prompt tokens) is about 1.7 MB.
+Response bodies follow an OpenAI-style "responses" object as a training or RL rollout server
+returns it: an ``output`` list whose items are a tagged union of an assistant message and a
+function call, the usage counters, and the token data (prompt token ids, generated token ids,
+one float32 logprob per generated token: about 26 bytes of JSON per generated token, so the
+training body of 64k generated tokens is about 1.7 MB). Streams send OpenAI
+``chat.completion.chunk`` events, cycling through :data:`CYCLE` chunks.
 """
 
 from __future__ import annotations
@@ -15,23 +13,24 @@ from __future__ import annotations
 import random
 import string
 import struct
-from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import orjson
 from pydantic import BaseModel, Field
 
-#: Vocabulary size of a current open-weights model family (Qwen 2.5): token ids are below it.
-VOCABULARY_SIZE = 151_936
-#: Seed of every generator here: the same bodies on every run and in every process.
+VOCABULARY_SIZE = 151_936  # Qwen 2.5's: token ids are below it
 SEED = 20_240_601
-#: The number of generated tokens of the training body (its prompt has 1/16 of that).
-TRAINING_TOKENS = 65_536
+TOOLCALL = "toolcall"
+TRAINING = "tokens-65536"
+CHUNKS = "chunks"  # the in-process name of one cycle of a stream's chunks
+CYCLE = 64
+_MODEL = "Qwen/Qwen2.5-7B-Instruct"
+Status = Literal["completed", "in_progress", "incomplete"]
 
 
 class Annotation(BaseModel):
-    """A URL citation attached to a span of output text."""
+    """A URL citation on a span of output text."""
 
     type: Literal["url_citation"] = "url_citation"
     url: str
@@ -54,23 +53,19 @@ class Message(BaseModel):
     type: Literal["message"] = "message"
     id: str
     role: Literal["assistant"] = "assistant"
-    status: Literal["completed", "in_progress", "incomplete"] = "completed"
+    status: Status = "completed"
     content: list[OutputText]
 
 
 class FunctionCall(BaseModel):
-    """A tool call in the output list; ``arguments`` is a JSON document in a string."""
+    """A tool call in the output list."""
 
     type: Literal["function_call"] = "function_call"
     id: str
     call_id: str
     name: str
-    arguments: str
-    status: Literal["completed", "in_progress", "incomplete"] = "completed"
-
-
-#: The output list's item: a union told apart by its ``type`` field.
-OutputItem = Annotated[Message | FunctionCall, Field(discriminator="type")]
+    arguments: str  # a JSON document in a string
+    status: Status = "completed"
 
 
 class Usage(BaseModel):
@@ -88,10 +83,10 @@ class ResponseModel(BaseModel):
     object: Literal["response"] = "response"
     created_at: int
     model: str
-    status: Literal["completed", "in_progress", "incomplete"] = "completed"
+    status: Status = "completed"
     temperature: float
     top_p: float
-    output: list[OutputItem]
+    output: list[Annotated[Message | FunctionCall, Field(discriminator="type")]]
     usage: Usage
     metadata: dict[str, str]
     prompt_token_ids: list[int]
@@ -99,41 +94,51 @@ class ResponseModel(BaseModel):
     output_logprobs: list[float]
 
 
-@dataclass(frozen=True)
-class Body:
-    """One body in the three forms the configurations start from.
+class Delta(BaseModel):
+    """What a chunk adds to the message."""
 
-    Attributes:
-        name: The key used in URLs and result tables, e.g. ``tokens-65536`` or ``toolcall``.
-        tokens: The number of generated tokens (0 for the tool-call body).
-        model: The validated ``ResponseModel``.
-        data: ``model.model_dump(mode="json")``: the ready dict, plain JSON types only.
-        json: ``orjson.dumps(data)``: the finished bytes.
-    """
+    role: Literal["assistant"] | None = None
+    content: str | None = None
 
-    name: str
-    tokens: int
+
+class Choice(BaseModel):
+    """One choice of a chunk."""
+
+    index: int
+    delta: Delta
+    logprobs: None = None
+    finish_reason: Literal["stop", "length"] | None = None
+
+
+class Chunk(BaseModel):
+    """One streamed ``chat.completion.chunk``."""
+
+    id: str
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    created: int
+    model: str
+    system_fingerprint: str | None = None
+    choices: list[Choice]
+
+
+class Body(NamedTuple):
+    """A body as the validated model, the ready dict (JSON types only) and orjson's bytes."""
+
     model: ResponseModel
     data: dict[str, Any]
     json: bytes
 
 
 def _words(rng: random.Random, count: int) -> str:
-    """Return ``count`` pseudo-words of 2 to 9 lowercase letters joined by spaces."""
     return " ".join(
         "".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(count)
     )
 
 
 def _logprob(rng: random.Random) -> float:
-    """Return a negative logprob as a float32 value widened to a Python float.
-
-    Inference engines compute logprobs in float32 and hand them to Python through
-    ``tensor.tolist()``: the widened values have long shortest representations (about
-    17 characters), which is what the serializers have to print.
-    """
-    value = -rng.expovariate(2.0)
-    narrowed: float = struct.unpack("f", struct.pack("f", value))[0]
+    # Engines compute logprobs in float32 and hand them over by tensor.tolist(): the widened
+    # values have long shortest representations (~17 characters), which serializers must print.
+    narrowed: float = struct.unpack("f", struct.pack("f", -rng.expovariate(2.0)))[0]
     return narrowed
 
 
@@ -152,13 +157,9 @@ def _message(rng: random.Random, index: int, parts: int, words: int) -> dict[str
             for start in sorted(rng.sample(range(len(text)), 3))
         ]
         content.append({"type": "output_text", "text": text, "annotations": annotations})
-    return {
-        "type": "message",
-        "id": f"msg_{index:04d}{rng.getrandbits(64):016x}",
-        "role": "assistant",
-        "status": "completed",
-        "content": content,
-    }
+    msg_id = f"msg_{index:04d}{rng.getrandbits(64):016x}"
+    return {"type": "message", "id": msg_id, "role": "assistant", "status": "completed",
+            "content": content}  # fmt: skip
 
 
 def _function_call(rng: random.Random, index: int, argument_words: int) -> dict[str, Any]:
@@ -177,14 +178,32 @@ def _function_call(rng: random.Random, index: int, argument_words: int) -> dict[
     }
 
 
-def _response(
-    rng: random.Random, output: list[dict[str, Any]], prompt: int, tokens: int
-) -> dict[str, Any]:
+def raw(name: str) -> dict[str, Any]:
+    """Return the dict of the body ``name``, built afresh.
+
+    ``tokens-<n>``: n generated tokens, ``max(16, n // 16)`` prompt tokens, one message (about
+    2 KB of text with citations) and one function call. ``toolcall``: an agent turn of 36 output
+    items (messages and tool calls, ~37 KB), 256 prompt and 64 generated tokens.
+
+    Raises:
+        KeyError: ``name`` is neither ``toolcall`` nor ``tokens-<positive integer>``.
+    """
+    prefix, _, count = name.partition("-")
+    if name == TOOLCALL:
+        rng, prompt, tokens = random.Random(SEED), 256, 64
+        output = [_message(rng, i, 2, 60) if i % 3 == 0 else _function_call(rng, i, 25)
+                  for i in range(36)]  # fmt: skip
+    elif prefix == "tokens" and count.isdigit() and int(count) > 0:
+        tokens = int(count)
+        rng, prompt = random.Random(SEED + tokens), max(16, tokens // 16)
+        output = [_message(rng, 0, parts=2, words=120), _function_call(rng, 1, 20)]
+    else:
+        raise KeyError(name)
     return {
         "id": f"resp_{rng.getrandbits(128):032x}",
         "object": "response",
         "created_at": 1_717_200_000 + rng.randint(0, 10**6),
-        "model": "Qwen/Qwen2.5-7B-Instruct",
+        "model": _MODEL,
         "status": "completed",
         "temperature": 1.0,
         "top_p": 0.95,
@@ -197,60 +216,42 @@ def _response(
     }
 
 
-def token_data(tokens: int) -> dict[str, Any]:
-    """Return the raw dict of a response with ``tokens`` generated tokens.
-
-    The prompt has ``max(16, tokens // 16)`` token ids; the output list holds one message
-    (about 2 KB of text with citations) and one function call, so that the union type is
-    exercised. The same ``tokens`` always gives the same dict.
-    """
-    rng = random.Random(SEED + tokens)
-    output = [_message(rng, 0, parts=2, words=120), _function_call(rng, 1, argument_words=20)]
-    return _response(rng, output, prompt=max(16, tokens // 16), tokens=tokens)
-
-
-def toolcall_data() -> dict[str, Any]:
-    """Return the raw dict of an agent turn: many messages and tool calls, few tokens.
-
-    About 37 KB of nested content (messages with several text parts, each with citations,
-    and tool calls with JSON arguments) around 256 prompt and 64 generated tokens.
-    """
-    rng = random.Random(SEED)
-    output = [
-        _message(rng, i, parts=2, words=60) if i % 3 == 0 else _function_call(rng, i, 25)
-        for i in range(36)
-    ]
-    return _response(rng, output, prompt=256, tokens=64)
-
-
-def _finish(name: str, tokens: int, raw: dict[str, Any]) -> Body:
-    model = ResponseModel.model_validate(raw)
+@cache
+def body(name: str) -> Body:
+    """Return the body called ``name`` (see :func:`raw`), built once per process."""
+    model = ResponseModel.model_validate(raw(name))
     data = model.model_dump(mode="json")
-    return Body(name=name, tokens=tokens, model=model, data=data, json=orjson.dumps(data))
-
-
-def body_name(tokens: int) -> str:
-    """Return the name of the token body with ``tokens`` generated tokens."""
-    return f"tokens-{tokens}"
-
-
-#: The name of the nested tool-call body.
-TOOLCALL = "toolcall"
-#: The name of the training body (64k generated tokens).
-TRAINING = body_name(TRAINING_TOKENS)
+    return Body(model, data, orjson.dumps(data))
 
 
 @cache
-def body(name: str) -> Body:
-    """Return the body called ``name`` (``toolcall`` or ``tokens-<n>``), built once per process.
+def chunk_models() -> tuple[Chunk, ...]:
+    """Return a stream's :data:`CYCLE` chunks: the role, a token of content each, then stop."""
+    rng = random.Random(SEED)
+    stream_id = f"chatcmpl-{rng.getrandbits(96):024x}"
+    return tuple(
+        Chunk(
+            id=stream_id,
+            created=1_717_200_000,
+            model=_MODEL,
+            system_fingerprint="fp_0123456789",
+            choices=[
+                Choice(
+                    index=0,
+                    delta=Delta(role="assistant") if index == 0 else Delta(content=_token(rng)),
+                    finish_reason="stop" if index == CYCLE - 1 else None,
+                )
+            ],
+        )
+        for index in range(CYCLE)
+    )
 
-    Raises:
-        KeyError: ``name`` is neither ``toolcall`` nor ``tokens-<positive integer>``.
-    """
-    if name == TOOLCALL:
-        return _finish(name, 0, toolcall_data())
-    prefix, _, count = name.partition("-")
-    if prefix != "tokens" or not count.isdigit() or int(count) < 1:
-        raise KeyError(name)
-    tokens = int(count)
-    return _finish(name, tokens, token_data(tokens))
+
+def _token(rng: random.Random) -> str:
+    return " " + "".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9)))
+
+
+@cache
+def chunk_dicts() -> tuple[dict[str, Any], ...]:
+    """Return the chunks as ready dicts (what untyped endpoints yield)."""
+    return tuple(chunk.model_dump(mode="json") for chunk in chunk_models())

@@ -1,186 +1,162 @@
-"""The command line: ``python -m benchmarks [--quick] [--only ...] [--render FILE]``."""
+"""``python -m benchmarks [--quick] [--only SUITES] [--out DIR] [--render DIR]``.
+
+Each suite writes its raw measurements to ``<out>/<suite>.json`` (the in-process suite:
+pyperf's own file), so that running one suite again replaces only its file. The plots go to
+``docs/assets/benchmarks`` (with ``--quick`` or ``--out``: next to the files). A summary of
+every suite measured is printed at the end.
+"""
 
 import argparse
 import json
 import os
+import platform
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, replace
 from datetime import datetime, timezone
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from benchmarks import connection_cost, docs_page, plots
-from benchmarks.bodies import body
+from benchmarks import summary
+from benchmarks.bodies import CHUNKS, TOOLCALL, TRAINING
 from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS, STREAMING_CONFIGS
 from benchmarks.inprocess import measure
-from benchmarks.load import run_suite
-from benchmarks.machine import describe
-from benchmarks.profiles import PROFILES, Profile
-from benchmarks.report import render
+from benchmarks.load import LoadSettings, run_suite
+from benchmarks.rounds import Cell
 from benchmarks.server import ROOT, ServerError
 from benchmarks.streaming import run_streaming
-from benchmarks.update import latest_run, merge, notes_are_current
 from benchmarks.wrk import WrkError, require_wrk
 
-SUITES = ("serialization", "inprocess", "streaming", "keepalive", "connections")
+SUITES = ("serialization", "inprocess", "streaming", "keepalive")
 RESULTS = ROOT / "benchmarks" / "results"
+PLOTS = ROOT / "docs" / "assets" / "benchmarks"
+#: The distributions whose versions decide the figures, recorded with each suite.
+PACKAGES = ("fastapi", "pydantic", "orjson", "uvicorn", "uvloop", "httptools", "litestar",
+            "msgspec", "sse-starlette", "orjson-dispatch", "uvicorn-keepalive")  # fmt: skip
+
+
+class Profile(NamedTuple):
+    """What one invocation measures, by suite."""
+
+    serialization: tuple[tuple[Cell, ...], LoadSettings]
+    keepalive: tuple[tuple[Cell, ...], LoadSettings]
+    streaming: tuple[dict[str, int], int]  # events per stream by cell, rounds
+    inprocess: tuple[tuple[str, ...], str]  # bodies, pyperf Runner options
+    only: dict[str, set[str]]  # the configurations measured (all of a suite not listed)
+
+
+# Four bodies at 1, 32 (the profile's duration) and 256 connections (1 s, longer for slow
+# configurations as every run), the 1.5k-token body, the scaling sizes at one connection.
+_BODIES = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
+_SCALING = ("tokens-256", "tokens-4096", "tokens-16384", "tokens-262144")
+_KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32))
+
+FULL = Profile(
+    serialization=(
+        (
+            *(Cell(b, c, duration_s=None if c == 32 else 1) for c in (1, 32, 256) for b in _BODIES),
+            Cell("tokens-1536", 32),
+            *(Cell(b, 1, duration_s=1) for b in _SCALING),
+        ),
+        LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10),
+    ),
+    keepalive=(_KEEPALIVE_CELLS, LoadSettings(7, 2, 2, min_requests=1, drain_budget_s=10)),
+    streaming=(
+        {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
+        | {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500},
+        3,
+    ),
+    inprocess=(
+        (TRAINING, "tokens-1536", TOOLCALL, CHUNKS),
+        "--processes=6 --values=3 --warmups=1 --min-time=0.1",
+    ),
+    only={},
+)
+
+QUICK = Profile(
+    serialization=(
+        (Cell(TRAINING, 32), Cell(TOOLCALL, 32)),
+        LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12),
+    ),
+    keepalive=(_KEEPALIVE_CELLS, LoadSettings(3, 1, 1, min_requests=1, drain_budget_s=5)),
+    streaming=({"ready@c1": 3_000, "burst8@c32": 300, "paced@c32": 100}, 3),
+    inprocess=((TOOLCALL, CHUNKS), "--processes=2 --values=3 --warmups=1 --min-time=0.05"),
+    only={
+        "serialization": {"typed", "dump-json", "dispatch-model", "dispatch-route", "orjson-limit"},
+        "keepalive": {"stock", "keepalive", "stock-b"},
+        "streaming": {"fastapi-jsonl-typed", "fastapi-sse-typed", "sse-starlette", "orjson-limit"}
+        | {"dispatch-route-jsonl", "dispatch-route-sse"},
+    },
+)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Parse the command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks",
-        description="Run the side-by-side benchmarks of orjson-dispatch and uvicorn-keepalive.",
-    )
-    parser.add_argument(
-        "--quick", action="store_true", help="a ~2 minute subset (default: the full suite)"
-    )
-    parser.add_argument(
-        "--only",
-        default=",".join(SUITES),
-        help=f"comma-separated suites to run, of: {', '.join(SUITES)} (default: all)",
-    )
-    parser.add_argument("--rounds", type=int, help="override the profile's number of rounds")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        help="output directory (default: benchmarks/results, or benchmarks/results/quick)",
-    )
-    parser.add_argument(
-        "--no-docs", action="store_true", help="do not regenerate docs/benchmarks.md"
-    )
-    parser.add_argument(
-        "--update",
-        action="store_true",
-        help="merge the suites of this run into the output directory's results.json, keeping "
-        "the other suites' figures (e.g. --only keepalive --update)",
-    )
-    parser.add_argument(
-        "--render",
-        type=Path,
-        metavar="RESULTS_JSON",
-        help="only redraw tables, plots and docs from an existing results.json",
-    )
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a few minutes' subset")
+    parser.add_argument("--only", default=",".join(SUITES), help=f"of: {', '.join(SUITES)}")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results[/quick]")
+    parser.add_argument("--render", type=Path, metavar="DIR", help="summarize DIR, measure nothing")
     args = parser.parse_args(argv)
     unknown = set(args.only.split(",")) - set(SUITES)
     if unknown:
         parser.error(f"--only: unknown suites {sorted(unknown)}; choose from {SUITES}")
-    if args.rounds is not None and args.rounds < 3:
-        parser.error("--rounds: at least 3 rounds are needed for a median with a spread")
     return args
 
 
-def _command(argv: list[str]) -> str:
+def measure_suite(name: str, profile: Profile, wrk: str, logs: Path, out: Path) -> Any:
+    """Run one suite of ``profile``; return its JSON-ready results."""
+    configs = {"serialization": SERIALIZATION_CONFIGS, "keepalive": KEEPALIVE_CONFIGS}
+    wanted = profile.only.get(name)
+    if name == "inprocess":
+        bodies, options = profile.inprocess
+        return measure(list(bodies), options.split(), out / "inprocess.json")
+    if name == "streaming":
+        chosen = [c for c in STREAMING_CONFIGS if wanted is None or c.name in wanted]
+        return run_streaming(chosen, *profile.streaming, log_dir=logs)
+    cells, settings = getattr(profile, name)
+    chosen_load = [c for c in configs[name] if wanted is None or c.name in wanted]
+    return run_suite(name, chosen_load, cells, settings, wrk=wrk, log_dir=logs)
+
+
+def load_results(directory: Path) -> dict[str, Any]:
+    """Return the results of every suite with a file in ``directory``."""
+    paths = {name: directory / f"{name}.json" for name in SUITES}
+    return {name: json.loads(path.read_text()) for name, path in paths.items() if path.is_file()}
+
+
+def draw(results: dict[str, Any], directory: Path) -> list[Path]:
+    """Draw the plots of the suites in ``results`` into ``directory``; return their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    drawn = []
+    if "serialization" in results:
+        drawn.append(directory / "serialization.png")
+        label = "requests/s at 32 connections (log)"
+        summary.plot(results["serialization"], "rps", label, drawn[-1], concurrency=32)
+    if "streaming" in results:
+        drawn.append(directory / "streaming.png")
+        label = "events/s, one uvicorn worker (log)"
+        summary.plot(results["streaming"], "events_per_s", label, drawn[-1])
+    return drawn
+
+
+def _header(argv: list[str]) -> dict[str, Any]:
+    """Return the command, the commit and the versions of a run, recorded with each suite."""
     python = Path(sys.executable)
     shown = python.relative_to(ROOT) if python.is_relative_to(ROOT) else python
-    return shlex.join([str(shown), "-m", "benchmarks", *argv])
-
-
-def _with_rounds(profile: Profile, rounds: int | None) -> Profile:
-    if rounds is None:
-        return profile
-    return replace(
-        profile,
-        serialization=replace(profile.serialization, rounds=rounds),
-        keepalive=replace(profile.keepalive, rounds=rounds),
-        streaming=replace(profile.streaming, rounds=rounds),
-        connection_rounds=max(rounds, profile.connection_rounds),
-    )
-
-
-def measure_all(profile: Profile, suites: set[str], wrk: str, command: str) -> dict[str, Any]:
-    """Run the selected suites of ``profile`` and return the JSON-ready results."""
-    started = time.monotonic()
-    load = os.getloadavg()[0]
-    if load > 0.5 * (os.cpu_count() or 1):
-        print(
-            f"benchmarks: load average {load:.1f} on {os.cpu_count()} CPUs: other work on this "
-            "machine will add noise; the ratios stay comparable, absolute figures will not",
-            file=sys.stderr,
-        )
-    results: dict[str, Any] = {
-        "schema": 1,
-        "profile": profile.name,
-        "command": command,
-        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": describe(wrk),
-        "settings": asdict(profile),
-        "bodies": {},
-        "suites": {},
-        "inprocess": None,
-        "connection_cost": None,
+    git = ["git", "rev-parse", "--short=12", "HEAD"]
+    return {
+        "command": shlex.join([str(shown), "-m", "benchmarks", *argv]),
+        "git": subprocess.run(
+            git, cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "packages": {package: metadata.version(package) for package in PACKAGES},
     }
-    names = {cell.body for cell in profile.serialization_cells} | set(profile.inprocess_bodies)
-    results["bodies"] = {
-        name: {"tokens": body(name).tokens, "bytes": len(body(name).json)} for name in sorted(names)
-    }
-    with tempfile.TemporaryDirectory(prefix="benchmarks-") as logs:
-        if "serialization" in suites:
-            expected = {cell.body: body(cell.body).data for cell in profile.serialization_cells}
-            suite = run_suite(
-                "serialization",
-                SERIALIZATION_CONFIGS,
-                profile.serialization_cells,
-                expected,
-                profile.serialization,
-                wrk=wrk,
-                log_dir=Path(logs),
-            )
-            results["suites"]["serialization"] = asdict(suite)
-        if "inprocess" in suites:
-            results["inprocess"] = measure(
-                list(profile.inprocess_bodies), list(profile.inprocess), Path(logs)
-            )
-        if "streaming" in suites:
-            results["suites"]["streaming"] = run_streaming(
-                STREAMING_CONFIGS, profile.streaming, log_dir=Path(logs)
-            )
-        if "keepalive" in suites:
-            suite = run_suite(
-                "keepalive",
-                KEEPALIVE_CONFIGS,
-                profile.keepalive_cells,
-                {"plain": {}},
-                profile.keepalive,
-                wrk=wrk,
-                log_dir=Path(logs),
-            )
-            results["suites"]["keepalive"] = asdict(suite)
-        if "connections" in suites:
-            results["connection_cost"] = connection_cost.measure(
-                rounds=profile.connection_rounds, connections=profile.connection_count
-            )
-    results["elapsed_s"] = round(time.monotonic() - started, 1)
-    results["machine"]["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
-    return results
-
-
-def publish(results: dict[str, Any], out: Path, docs: bool) -> None:
-    """Write results.json, results.md and the plots into ``out``; the docs page if asked."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-    if results.get("inprocess"):
-        # pyperf's own file, for `python -m pyperf stats|hist|compare_to`.
-        (out / "inprocess.json").write_text(json.dumps(results["inprocess"]) + "\n")
-    drawn = plots.draw_all(results, out)
-    notes_file = out / "notes.md"
-    notes = notes_file.read_text() if notes_file.is_file() else ""
-    if notes and not notes_are_current(notes, results):
-        notes = (
-            f'!!! warning "Notes written for an earlier run"\n    The notes below do not '
-            f"name the latest run ({latest_run(results)}): their figures may differ from the "
-            f"tables.\n\n{notes}"
-        )
-    report = render(results, "", notes, drawn)
-    (out / "results.md").write_text("# Benchmark results\n\n" + report + "\n")
-    print(f"results in {out}", file=sys.stderr)
-    if docs:
-        page = docs_page.write(results, out, ROOT / "docs", notes, drawn)
-        print(f"docs page {page}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,24 +164,36 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.render is not None:
-        results = json.loads(args.render.read_text())
-        publish(results, args.out or args.render.parent, docs=not args.no_docs)
+        results = load_results(args.render)
+        draw(results, PLOTS if args.render.resolve() == RESULTS else args.render)
+        print(summary.render(results))
         return 0
-    profile = _with_rounds(PROFILES["quick" if args.quick else "full"], args.rounds)
+    out = args.out or (RESULTS / "quick" if args.quick else RESULTS)
+    out.mkdir(parents=True, exist_ok=True)
+    if os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
+        print(
+            f"benchmarks: load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs: other "
+            "work adds noise; ratios of interleaved runs stay comparable, absolute figures less so",
+            file=sys.stderr,
+        )
+    header, measured = _header(argv), {}
     try:
         wrk = require_wrk()
-        results = measure_all(profile, set(args.only.split(",")), wrk, _command(argv))
+        with tempfile.TemporaryDirectory(prefix="benchmarks-") as logs:
+            for name in (s for s in SUITES if s in args.only.split(",")):
+                date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+                load, started = [round(value, 2) for value in os.getloadavg()], time.monotonic()
+                profile = QUICK if args.quick else FULL
+                measured[name] = measure_suite(name, profile, wrk, Path(logs), out)
+                if name != "inprocess":  # pyperf's file carries pyperf's metadata
+                    elapsed = round(time.monotonic() - started)
+                    run = {"date": date, "load_average": load, "elapsed_s": elapsed}
+                    measured[name]["run"] = header | run
+                    (out / f"{name}.json").write_text(json.dumps(measured[name], indent=1))
     except (WrkError, ServerError, subprocess.CalledProcessError) as error:
         print(f"benchmarks: {error}", file=sys.stderr)
         return 2
-    default_out = RESULTS / "quick" if args.quick else RESULTS
-    out = args.out or default_out
-    if args.update:
-        try:
-            earlier = json.loads((out / "results.json").read_text())
-            results = merge(earlier, results, set(args.only.split(",")))
-        except (OSError, ValueError) as error:
-            print(f"benchmarks: --update: {error}", file=sys.stderr)
-            return 2
-    publish(results, out, docs=not args.no_docs and not args.quick and args.out is None)
+    drawn = draw(measured, out if args.quick or args.out else PLOTS)
+    print(f"benchmarks: results in {out}, plots {', '.join(map(str, drawn))}", file=sys.stderr)
+    print(summary.render(measured))
     return 0

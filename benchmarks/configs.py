@@ -1,28 +1,16 @@
-"""The server configurations the load benchmarks compare, and which of them are baselines.
+"""The server configurations each suite compares, and the baselines of its ratios.
 
-A configuration is one way to run a server: the ASGI application, the URL path of the
-endpoint under test, the uvicorn HTTP protocol class and the number of workers. The harness
-starts every configuration as its own uvicorn process.
+A configuration is one uvicorn process: the ASGI app, the endpoint's path (``{body}`` stands for
+the body's name), a path that answers 200 once the app is up, uvicorn's ``--http`` and
+``--workers``.
 """
 
 from dataclasses import dataclass
 
-import orjson_dispatch
-
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """One server configuration.
-
-    Attributes:
-        name: Short identifier used in URLs, result files and tables.
-        label: What the configuration is, for tables and plots.
-        app: The uvicorn import string of the ASGI application.
-        path: The URL path of the endpoint; ``{body}`` is replaced by the body's name.
-        health: A path that answers 200 once the application is up.
-        http: The value of uvicorn's ``--http`` option.
-        workers: The value of uvicorn's ``--workers`` option.
-    """
+    """One way to run a server; ``name`` is its key in URLs and results, ``label`` in tables."""
 
     name: str
     label: str
@@ -37,50 +25,37 @@ class ServerConfig:
         return self.path.format(body=body)
 
 
-_FASTAPI = "benchmarks.apps.fastapi_app:app"
+@dataclass(frozen=True)
+class StreamConfig(ServerConfig):
+    """A streaming configuration; ``framing`` is ``jsonl`` or ``sse`` (``data:`` events)."""
+
+    framing: str = "jsonl"
 
 
-def _fastapi(name: str, label: str) -> ServerConfig:
-    return ServerConfig(name, label, _FASTAPI, f"/{name}/{{body}}")
-
-
-#: Every way of answering the same data, slowest expected first; all in the serialization suites.
-SERIALIZATION_CONFIGS: tuple[ServerConfig, ...] = (
-    _fastapi("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)"),
-    _fastapi("starlette-json", "Starlette JSONResponse on the dict (json.dumps)"),
-    _fastapi("orjson-response", "FastAPI typed, response_class=ORJSONResponse (deprecated)"),
-    _fastapi("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)"),
-    ServerConfig(
-        "litestar",
-        "Litestar + msgspec Struct (framework peer)",
-        "benchmarks.apps.litestar_app:app",
-        "/litestar/{body}",
-    ),
-    _fastapi("dispatch-model", "@dispatch returning the model (-> Model)"),
-    _fastapi("dispatch-dict", "@dispatch returning the ready dict (untyped)"),
-    _fastapi("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)"),
-    _fastapi("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)"),
-)
-
-#: The configurations every other one is divided by in the ratio tables.
-SERIALIZATION_BASELINES: tuple[str, ...] = ("untyped", "typed", "orjson-limit", "bytes-limit")
-
-_PLAIN = "benchmarks.apps.plain:app"
-_KEEPALIVE = "uvicorn_keepalive:Protocol"
-
-#: Stock uvicorn against uvicorn-keepalive, with one and with two workers. ``stock-b`` is a
-#: second, identical stock server: its ratio to ``stock`` (an A/A comparison) shows how much
-#: two identical servers differ on this machine, the noise floor of the 0.97x goal.
-KEEPALIVE_CONFIGS: tuple[ServerConfig, ...] = tuple(
-    ServerConfig(
-        name=name,
-        label=label,
-        app=_PLAIN,
-        path="/",
-        health="/",
-        http=http,
-        workers=workers,
+#: Every way of answering the same data; ratios divide by FastAPI's two paths and orjson's limit.
+SERIALIZATION_CONFIGS = tuple(
+    ServerConfig(name, label, f"benchmarks.apps.{app}_app:app", f"/{name}/{{body}}")
+    for name, label, app in (
+        ("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)", "fastapi"),
+        ("starlette-json", "Starlette JSONResponse on the dict (json.dumps)", "fastapi"),
+        ("orjson-response", "FastAPI typed, response_class=ORJSONResponse (deprecated)", "fastapi"),
+        ("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)", "fastapi"),
+        ("dump-json", "Response(model.model_dump_json()) (Pydantic's serializer alone)", "fastapi"),
+        ("litestar", "Litestar + msgspec Struct (framework peer)", "litestar"),
+        ("dispatch-model", "@dispatch returning the model (-> Model)", "fastapi"),
+        ("dispatch-dict", "@dispatch returning the ready dict (untyped)", "fastapi"),
+        ("dispatch-route", "APIRouter(route_class=DispatchRoute), -> Model", "fastapi"),
+        ("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)", "fastapi"),
+        ("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)", "fastapi"),
     )
+)
+SERIALIZATION_BASELINES = ("untyped", "typed", "orjson-limit")
+
+_KEEPALIVE = "uvicorn_keepalive:Protocol"
+#: Stock uvicorn against uvicorn-keepalive, with one and two workers. ``stock-b``, a second
+#: stock server, measures how far apart two identical servers are (an A/A comparison).
+KEEPALIVE_CONFIGS = tuple(
+    ServerConfig(name, label, "benchmarks.apps.plain:app", "/", "/", http, workers)
     for name, label, http, workers in (
         ("stock", "uvicorn HttpToolsProtocol, 1 worker", "httptools", 1),
         ("keepalive", "uvicorn_keepalive.Protocol, 1 worker", _KEEPALIVE, 1),
@@ -89,53 +64,23 @@ KEEPALIVE_CONFIGS: tuple[ServerConfig, ...] = tuple(
         ("keepalive-w2", "uvicorn_keepalive.Protocol, 2 workers", _KEEPALIVE, 2),
     )
 )
+#: Each keepalive configuration is divided by the stock one with as many workers.
+KEEPALIVE_BASELINES = {"keepalive": "stock", "stock-b": "stock", "keepalive-w2": "stock-w2"}
 
-#: Each keepalive configuration is compared with the stock one with as many workers.
-KEEPALIVE_BASELINES: dict[str, str] = {
-    "keepalive": "stock",
-    "stock-b": "stock",
-    "keepalive-w2": "stock-w2",
-}
-
-_STREAMING = "benchmarks.apps.streaming_app:app"
-
-
-@dataclass(frozen=True)
-class StreamConfig(ServerConfig):
-    """One streaming configuration.
-
-    Attributes:
-        framing: ``jsonl`` (one JSON document per line) or ``sse`` (``data:`` events).
-    """
-
-    framing: str = "jsonl"
-
-
-def _stream(name: str, label: str, framing: str = "jsonl") -> StreamConfig:
-    return StreamConfig(name, label, _STREAMING, f"/{name}", framing=framing)
-
-
-#: The streaming configurations, each its own uvicorn process with one worker.
-STREAMING_CONFIGS: tuple[StreamConfig, ...] = (
-    _stream("fastapi-jsonl-untyped", "FastAPI JSON Lines, untyped (dicts)"),
-    _stream("fastapi-jsonl-typed", "FastAPI JSON Lines, -> AsyncIterable[Chunk]"),
-    _stream("fastapi-sse-untyped", "FastAPI EventSourceResponse, untyped (dicts)", "sse"),
-    _stream("fastapi-sse-typed", "FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse"),
-    _stream("sse-starlette", "sse-starlette EventSourceResponse, model_dump_json", "sse"),
-    _stream("orjson-limit", "StreamingResponse of orjson.dumps(d) lines (the limit)"),
+#: One uvicorn worker each; events per second are divided by the hand-written stream's.
+STREAMING_CONFIGS = tuple(
+    StreamConfig(name, label, "benchmarks.apps.streaming_app:app", f"/{name}", framing=framing)
+    for name, label, framing in (
+        ("fastapi-jsonl-untyped", "FastAPI JSON Lines, untyped (dicts)", "jsonl"),
+        ("fastapi-jsonl-typed", "FastAPI JSON Lines, -> AsyncIterable[Chunk]", "jsonl"),
+        ("fastapi-sse-untyped", "FastAPI EventSourceResponse, untyped (dicts)", "sse"),
+        ("fastapi-sse-typed", "FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse"),
+        ("sse-starlette", "sse-starlette EventSourceResponse, model_dump_json", "sse"),
+        ("orjson-limit", "StreamingResponse of orjson.dumps(d) lines (hand-written)", "jsonl"),
+        ("dispatch-jsonl", "@dispatch on the generator, JSON Lines", "jsonl"),
+        ("dispatch-sse", "@dispatch on the generator, EventSourceResponse", "sse"),
+        ("dispatch-route-jsonl", "APIRouter(route_class=DispatchRoute), JSON Lines", "jsonl"),
+        ("dispatch-route-sse", "APIRouter(route_class=DispatchRoute), SSE", "sse"),
+    )
 )
-
-# >>> The orjson-dispatch streaming configurations plug in here. They are measured once
-# orjson_dispatch ships DispatchRoute (with @dispatch on generator endpoints); the routes
-# are in benchmarks/apps/streaming_app.py under the same condition.
-DISPATCH_STREAMING_CONFIGS: tuple[StreamConfig, ...] = (
-    _stream("dispatch-jsonl", "@dispatch on the generator, JSON Lines"),
-    _stream("dispatch-sse", "@dispatch on the generator, EventSourceResponse", "sse"),
-    _stream("dispatch-route-jsonl", "APIRouter(route_class=DispatchRoute), JSON Lines"),
-    _stream("dispatch-route-sse", "APIRouter(route_class=DispatchRoute), SSE", "sse"),
-)
-if hasattr(orjson_dispatch, "DispatchRoute"):
-    STREAMING_CONFIGS += DISPATCH_STREAMING_CONFIGS
-
-#: The configuration every streaming configuration's time per event is divided by.
 STREAMING_BASELINE = "orjson-limit"

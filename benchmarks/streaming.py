@@ -1,261 +1,182 @@
-"""The streaming suite: chat-completion chunks streamed by uvicorn, read by a small client.
+"""The streaming suite: chat-completion chunks streamed by uvicorn, read by a client of our own.
 
-wrk measures requests, not the events inside a stream: here a client on asyncio and h11
-(the HTTP/1.1 library uvicorn depends on) reads whole streams and notes when events arrive.
-Per configuration, each its own uvicorn process with one worker:
-
-- ``chunks@c1``: one stream of ``events`` chunks; time per event is the time from the
-  request to the end of the stream divided by the events.
-- ``chunks@c<streams>``: that many concurrent streams; the time between events of a stream
-  as the client sees them: between two reads that bring events (events that arrive
-  together count once), what a reader waits between two updates.
-- memory: the server's VmRSS (``/proc/<pid>/status``) sampled every 50 ms over one long
-  stream.
-
-The configurations are interleaved round-robin over the rounds, as in the load suites.
+wrk counts requests, not events: a client on asyncio and h11 (uvicorn's HTTP/1.1 library) reads
+whole streams from one uvicorn worker. A cell is a shape (:data:`SHAPES`) at some concurrent
+streams, ``<shape>@c<streams>``. Per run: events per second (all events over the time from the
+requests to the end of the last stream); time between two reads that bring events; for stamped
+shapes, the time from ``yield`` to the read completing the event (CLOCK_MONOTONIC, one machine).
+Memory: the server's VmRSS before the suite, its peak (VmHWM) after it.
 """
 
 import asyncio
-import sys
 import time
-from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple
 
 import h11
 import orjson
 
-from benchmarks.chunks import CYCLE, chunk_dicts
+from benchmarks.bodies import CYCLE, chunk_dicts
 from benchmarks.configs import StreamConfig
-from benchmarks.schedule import Cell, interleave
+from benchmarks.load import stderr
+from benchmarks.rounds import Cell, interleave
 from benchmarks.server import Server, ServerError, running
 
-_T = TypeVar("_T")
+#: The generator shapes: query parameters of :mod:`benchmarks.apps.streaming_app`.
+SHAPES = {
+    "ready": "",  # every chunk ready at once: the cost of each event on the wire
+    "burst8": "&burst=8",  # 8 ready chunks per pass through the event loop
+    "paced": "&burst=1&wait_us=1000&stamp=true",  # one chunk per ~1 ms, stamped
+}
 _SEPARATORS = {"jsonl": b"\n", "sse": b"\n\n"}
+_NEED = (h11.NEED_DATA, h11.PAUSED)
 
 
-@dataclass(frozen=True)
-class StreamSettings:
-    """How much the streaming suite streams.
-
-    Attributes:
-        rounds: Rounds over all configurations.
-        events: Events of the single stream.
-        streams: Concurrent streams of the latency measurement.
-        stream_events: Events of each concurrent stream.
-        rss_events: Events of the long stream during which memory is sampled.
-    """
-
-    rounds: int
-    events: int
-    streams: int
-    stream_events: int
-    rss_events: int
-
-
-@dataclass(frozen=True)
-class StreamRead:
-    """One stream as the client read it.
-
-    Attributes:
-        events: Events received.
-        seconds: From sending the request to the end of the stream.
-        gaps: Seconds between consecutive reads that brought events (the first: since the
-            request): how long a reader waits between two updates. Events that arrive
-            together in one read count once, as the wait before them.
-        payloads: The events' bytes, when asked to keep them.
-    """
+class StreamRead(NamedTuple):
+    """One stream as the client read it."""
 
     events: int
-    seconds: float
-    gaps: list[float]
-    payloads: list[bytes]
+    seconds: float  # from the request to the end of the stream
+    gaps: list[float]  # seconds between reads that brought events (the first: from the request)
+    delays: list[float]  # stamped streams: seconds from each event's yield to its read
+    payloads: list[bytes]  # the events' bytes, when kept
 
 
-def _path(config: StreamConfig, events: int) -> str:
-    return f"{config.path}?n={events}"
-
-
-async def read_stream(port: int, path: str, framing: str, keep: bool = False) -> StreamRead:
-    """Stream ``GET path`` from ``127.0.0.1:port`` to its end; count and time its events.
-
-    Raises:
-        ServerError: A status other than 200, or the connection closed mid-stream.
-    """
-    separator = _SEPARATORS[framing]
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    connection = h11.Connection(h11.CLIENT)
-    request = h11.Request(
-        method="GET", target=path, headers=[("Host", "127.0.0.1"), ("Connection", "close")]
-    )
-    started = last = time.perf_counter()
-    writer.write((connection.send(request) or b"") + (connection.send(h11.EndOfMessage()) or b""))
-    events, buffer, done = 0, b"", False
-    gaps: list[float] = []
-    payloads: list[bytes] = []
-    try:
-        while not done:
-            data = await reader.read(1 << 18)
-            if not data:
-                raise ServerError(f"GET {path}: the connection closed mid-stream")
-            connection.receive_data(data)
-            now = time.perf_counter()
-            while not done:
-                event = connection.next_event()
-                if event is h11.NEED_DATA or event is h11.PAUSED:
-                    break
-                if isinstance(event, h11.Response) and event.status_code != 200:
-                    raise ServerError(f"GET {path} answered {event.status_code}")
-                if isinstance(event, h11.Data):
-                    buffer += event.data
-                done = isinstance(event, h11.EndOfMessage)
-            count = buffer.count(separator)
-            if count:
-                *complete, buffer = buffer.split(separator)
-                if keep:
-                    payloads += complete
-                gaps.append(now - last)
-                events, last = events + count, now
-    finally:
-        writer.close()
-    return StreamRead(events, last - started, gaps, payloads)
+def cells(events: dict[str, int]) -> list[Cell]:
+    """Return the cells named by the keys of ``events`` (``<shape>@c<streams>``)."""
+    return [Cell(shape, int(n)) for shape, n in (key.split("@c") for key in events)]
 
 
 def parse_events(payloads: Sequence[bytes], framing: str) -> list[Any]:
     """Return the JSON values of the events (SSE: of their ``data:`` line; comments skipped)."""
     if framing == "jsonl":
         return [orjson.loads(line) for line in payloads]
-    found = []
-    for block in payloads:
-        data = [line[5:].strip() for line in block.split(b"\n") if line.startswith(b"data:")]
-        if data:
-            found.append(orjson.loads(b"\n".join(data)))
-    return found
+    blocks = [[line[5:].strip() for line in b.split(b"\n") if line.startswith(b"data:")]
+              for b in payloads]  # fmt: skip
+    return [orjson.loads(b"\n".join(data)) for data in blocks if data]
 
 
-def rss_kb(pid: int) -> int:
-    """Return the resident set size of ``pid`` in kB (``VmRSS`` in ``/proc/<pid>/status``)."""
+async def read_stream(
+    port: int, path: str, framing: str, *, keep: bool = False, stamped: bool = False
+) -> StreamRead:
+    """Read ``GET path`` from ``127.0.0.1:port`` to its end; ServerError if not 200 or cut."""
+    separator = _SEPARATORS[framing]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    connection = h11.Connection(h11.CLIENT)
+    headers = [("Host", "127.0.0.1"), ("Connection", "close")]
+    started = last = time.monotonic()
+    request = connection.send(h11.Request(method="GET", target=path, headers=headers))
+    writer.write((request or b"") + (connection.send(h11.EndOfMessage()) or b""))
+    read = StreamRead(0, 0.0, [], [], [])
+    events, buffer, done = 0, b"", False
+    try:
+        while not done:
+            data = await reader.read(1 << 18)
+            if not data:
+                raise ServerError(f"GET {path}: the connection closed mid-stream")
+            connection.receive_data(data)
+            now = time.monotonic()
+            while not done and (event := connection.next_event()) not in _NEED:
+                if isinstance(event, h11.Response) and event.status_code != 200:
+                    raise ServerError(f"GET {path} answered {event.status_code}")
+                buffer += event.data if isinstance(event, h11.Data) else b""
+                done = isinstance(event, h11.EndOfMessage)
+            if separator in buffer:
+                *complete, buffer = buffer.split(separator)
+                read.payloads.extend(complete if keep else [])
+                stamps = [c["created"] for c in parse_events(complete, framing)] if stamped else []
+                read.delays.extend(now - stamp / 1e6 for stamp in stamps)
+                read.gaps.append(now - last)
+                events, last = events + len(complete), now
+    finally:
+        writer.close()
+    return read._replace(events=events, seconds=last - started)
+
+
+def proc_status_kb(pid: int, field: str) -> int:
+    """Return a memory field of ``/proc/<pid>/status`` in kB (``VmRSS``, ``VmHWM``)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1])
-    raise ServerError(f"no VmRSS for process {pid}")
-
-
-async def _with_rss(pid: int, read: Coroutine[Any, Any, _T]) -> tuple[_T, list[int]]:
-    """Run ``read`` while sampling the VmRSS of ``pid`` every 50 ms."""
-    samples = [rss_kb(pid)]
-    task = asyncio.ensure_future(read)
-    while not task.done():
-        await asyncio.wait({task}, timeout=0.05)
-        samples.append(rss_kb(pid))
-    return task.result(), samples
-
-
-async def _concurrent(port: int, path: str, framing: str, streams: int) -> list[StreamRead]:
-    return list(await asyncio.gather(*(read_stream(port, path, framing) for _ in range(streams))))
+    raise ServerError(f"no {field} for process {pid}")
 
 
 def check(server: Server, config: StreamConfig) -> None:
-    """Check that ``config`` streams the chunks in order, twice round the cycle.
-
-    Raises:
-        ServerError: Other events, or another number of them.
-    """
-    read = asyncio.run(read_stream(server.port, _path(config, 2 * CYCLE), config.framing, True))
-    expected = list(chunk_dicts()) * 2
-    if parse_events(read.payloads, config.framing) != expected:
+    """Check that ``config`` streams the chunks twice round the cycle, else ServerError."""
+    path = f"{config.path}?n={2 * CYCLE}&burst=8"
+    read = asyncio.run(read_stream(server.port, path, config.framing, keep=True))
+    if parse_events(read.payloads, config.framing) != list(chunk_dicts()) * 2:
         raise ServerError(f"{config.name} streams other events: {read.payloads[:2]!r}")
 
 
-def _percentile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+async def _streams(port: int, path: str, framing: str, streams: int) -> list[StreamRead]:
+    stamped = "stamp=true" in path
+    reads = (read_stream(port, path, framing, stamped=stamped) for _ in range(streams))
+    return list(await asyncio.gather(*reads))
 
 
-def _sample(round_number: int, cell: Cell, config: str, reads: list[StreamRead]) -> dict[str, Any]:
-    events = sum(read.events for read in reads)
-    seconds = max(read.seconds for read in reads)
-    gaps = [gap for read in reads for gap in read.gaps]
-    return {
-        "round": round_number,
-        "cell": cell.key,
-        "config": config,
-        "events": events,
-        "seconds": seconds,
-        "events_per_s": events / seconds,
-        "us_per_event": seconds / events * 1e6,
-        "gap_ms": {
-            "p50": _percentile(gaps, 0.5) * 1000,
-            "p99": _percentile(gaps, 0.99) * 1000,
-            "max": max(gaps) * 1000,
-        },
-    }
+def _percentiles_ms(values: Sequence[float]) -> dict[str, float] | None:
+    ordered, n = sorted(values), len(values)
+    at = {"p50": 0.5, "p99": 0.99}
+    return {k: ordered[min(n - 1, int(q * n))] * 1000 for k, q in at.items()} if n else None
 
 
 def run_streaming(
     configs: Sequence[StreamConfig],
-    settings: StreamSettings,
+    events: dict[str, int],
+    rounds: int,
     *,
     log_dir: Path,
-    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+    log: Callable[[str], None] = stderr,
 ) -> dict[str, Any]:
-    """Measure every configuration, interleaved over the rounds; return JSON-ready results.
+    """Stream ``events[cell]`` events per stream from every configuration, interleaved.
 
     Returns:
-        ``configs``, ``settings``, ``cells``, ``samples`` (one per run: events, seconds,
-        events/s, us per event, gaps in ms) and ``rss`` (per configuration: kB before the
-        long stream, at its peak and after it).
+        JSON-ready: ``configs``, ``cells``, ``events``, ``samples`` (one per run) and
+        ``memory_kb`` (per configuration: VmRSS before the suite, VmHWM after it).
     """
-    cells = [Cell("chunks", 1), Cell("chunks", settings.streams)]
-    result: dict[str, Any] = {
-        "name": "streaming",
-        "configs": [asdict(config) for config in configs],
-        "settings": asdict(settings),
-        "cells": [asdict(cell) | {"key": cell.key} for cell in cells],
-        "samples": [],
-        "rss": [],
-    }
     by_name = {config.name: config for config in configs}
+    result: dict[str, Any] = {
+        "configs": [asdict(config) for config in configs],
+        "cells": [asdict(cell) | {"key": cell.key} for cell in cells(events)],
+        "events": events,
+        "samples": [],
+        "memory_kb": {},
+    }
     with running(list(configs), log_dir) as servers:
         for config in configs:
             check(servers[config.name], config)
-        runs = interleave(cells, list(by_name), settings.rounds)
-        for index, run in enumerate(runs, 1):
-            config, server = by_name[run.config], servers[run.config]
-            if run.cell.concurrency == 1:
-                path = _path(config, settings.events)
-                reads = [asyncio.run(read_stream(server.port, path, config.framing))]
-            else:
-                path = _path(config, settings.stream_events)
-                reads = asyncio.run(
-                    _concurrent(server.port, path, config.framing, run.cell.concurrency)
-                )
+            result["memory_kb"][config.name] = {
+                "start": proc_status_kb(servers[config.name].pid, "VmRSS")
+            }
+        runs = interleave(cells(events), list(by_name), rounds)
+        for index, (number, cell, name) in enumerate(runs, 1):
+            config, server = by_name[name], servers[name]
+            path = f"{config.path}?n={events[cell.key]}{SHAPES[cell.body]}"
+            reads = asyncio.run(_streams(server.port, path, config.framing, cell.concurrency))
             server.wait_idle()
-            sample = _sample(run.round, run.cell, run.config, reads)
+            count, seconds = sum(r.events for r in reads), max(r.seconds for r in reads)
+            sample: dict[str, Any] = {
+                "round": number,
+                "cell": cell.key,
+                "config": name,
+                "events": count,
+                "seconds": seconds,
+                "events_per_s": count / seconds,
+                "gap_ms": _percentiles_ms([gap for read in reads for gap in read.gaps]),
+                "yield_to_read_ms": _percentiles_ms([d for read in reads for d in read.delays]),
+            }
             result["samples"].append(sample)
+            delay = sample["yield_to_read_ms"]
             log(
-                f"streaming [{index}/{len(runs)}] round {run.round + 1} {run.cell.key} "
-                f"{run.config}: {sample['events_per_s']:.0f} events/s, "
-                f"{sample['us_per_event']:.1f} us/event, p99 gap {sample['gap_ms']['p99']:.2f} ms"
+                f"streaming [{index}/{len(runs)}] round {number + 1} {cell.key} {name}: "
+                f"{count / seconds:.0f} events/s"
+                + (f", yield to read p99 {delay['p99']:.2f} ms" if delay else "")
             )
         for config in configs:
-            server = servers[config.name]
-            path = _path(config, settings.rss_events)
-            read, samples = asyncio.run(
-                _with_rss(server.pid, read_stream(server.port, path, config.framing))
+            result["memory_kb"][config.name]["peak"] = proc_status_kb(
+                servers[config.name].pid, "VmHWM"
             )
-            server.wait_idle()
-            after = rss_kb(server.pid)
-            result["rss"].append(
-                {
-                    "config": config.name,
-                    "events": read.events,
-                    "seconds": read.seconds,
-                    "kb_before": samples[0],
-                    "kb_max": max(samples),
-                    "kb_after": after,
-                }
-            )
-            log(f"streaming memory {config.name}: {samples[0]} -> {max(samples)} kB peak")
     return result

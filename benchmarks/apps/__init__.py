@@ -1,1 +1,1 @@
-"""The ASGI applications the load benchmarks start, each in its own uvicorn process."""
+"""The ASGI applications the benchmarks run, each configuration in its own uvicorn process."""

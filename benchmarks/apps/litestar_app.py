@@ -1,9 +1,7 @@
-"""Litestar serving the same bodies through msgspec, the second framework peer.
+"""``GET /litestar/<body>``: Litestar returning msgspec Structs, the framework peer.
 
-Litestar encodes msgspec ``Struct`` return values with msgspec's C encoder and does not
-validate return values, so this is the framework-level cost of the fastest idiomatic
-alternative to FastAPI. ``GET /litestar/<body>`` answers the same JSON document as every
-route of :mod:`benchmarks.apps.fastapi_app`.
+Litestar encodes Structs with msgspec's C encoder and does not validate return values: the
+framework-level cost of the fastest idiomatic alternative to FastAPI.
 """
 
 from functools import cache
@@ -16,9 +14,8 @@ from litestar.exceptions import NotFoundException
 from benchmarks.bodies import body
 
 
-class AnnotationStruct(msgspec.Struct):
-    """msgspec mirror of :class:`benchmarks.bodies.Annotation`."""
-
+# msgspec mirrors of the models of benchmarks.bodies.
+class AnnotationStruct(msgspec.Struct):  # noqa: D101
     url: str
     title: str
     start_index: int
@@ -26,26 +23,20 @@ class AnnotationStruct(msgspec.Struct):
     type: Literal["url_citation"] = "url_citation"
 
 
-class OutputTextStruct(msgspec.Struct):
-    """msgspec mirror of :class:`benchmarks.bodies.OutputText`."""
-
+class OutputTextStruct(msgspec.Struct):  # noqa: D101
     text: str
     annotations: list[AnnotationStruct]
     type: Literal["output_text"] = "output_text"
 
 
-class MessageStruct(msgspec.Struct, tag_field="type", tag="message"):
-    """msgspec mirror of :class:`benchmarks.bodies.Message` (the tag is ``type``)."""
-
+class MessageStruct(msgspec.Struct, tag_field="type", tag="message"):  # noqa: D101
     id: str
     content: list[OutputTextStruct]
     role: Literal["assistant"] = "assistant"
     status: str = "completed"
 
 
-class FunctionCallStruct(msgspec.Struct, tag_field="type", tag="function_call"):
-    """msgspec mirror of :class:`benchmarks.bodies.FunctionCall` (the tag is ``type``)."""
-
+class FunctionCallStruct(msgspec.Struct, tag_field="type", tag="function_call"):  # noqa: D101
     id: str
     call_id: str
     name: str
@@ -53,17 +44,13 @@ class FunctionCallStruct(msgspec.Struct, tag_field="type", tag="function_call"):
     status: str = "completed"
 
 
-class UsageStruct(msgspec.Struct):
-    """msgspec mirror of :class:`benchmarks.bodies.Usage`."""
-
+class UsageStruct(msgspec.Struct):  # noqa: D101
     input_tokens: int
     output_tokens: int
     total_tokens: int
 
 
-class ResponseStruct(msgspec.Struct):
-    """msgspec mirror of :class:`benchmarks.bodies.ResponseModel`."""
-
+class ResponseStruct(msgspec.Struct):  # noqa: D101
     id: str
     object: Literal["response"]
     created_at: int
@@ -81,23 +68,19 @@ class ResponseStruct(msgspec.Struct):
 
 @cache
 def _struct(name: str) -> ResponseStruct:
-    """Return the body called ``name`` converted to structs once per process."""
     try:
-        data = body(name).data
+        return msgspec.convert(body(name).data, ResponseStruct)
     except KeyError:
         raise NotFoundException(f"no body called {name!r}") from None
-    return msgspec.convert(data, ResponseStruct)
 
 
 @get("/health", media_type="text/plain", sync_to_thread=False)
 def health() -> str:
-    """Answer 200 once the application is up."""
     return "ok"
 
 
 @get("/litestar/{name:str}")
 async def litestar_body(name: str) -> ResponseStruct:
-    """Litestar's default path: the returned struct encoded by msgspec."""
     return _struct(name)
 
 

@@ -1,19 +1,11 @@
-"""A minimal raw ASGI application for the keepalive benchmark.
-
-The keepalive benchmark measures the cost of accepting and setting up connections, so the
-application must cost as little as possible: no framework, a fixed 2-byte JSON body.
-"""
+"""The keepalive suite's app: raw ASGI answering ``{}``, so that connections cost the most."""
 
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 Message = MutableMapping[str, Any]
-
-_START: Message = {
-    "type": "http.response.start",
-    "status": 200,
-    "headers": [(b"content-type", b"application/json"), (b"content-length", b"2")],
-}
+_HEADERS = [(b"content-type", b"application/json"), (b"content-length", b"2")]
+_START: Message = {"type": "http.response.start", "status": 200, "headers": _HEADERS}
 _BODY: Message = {"type": "http.response.body", "body": b"{}"}
 
 

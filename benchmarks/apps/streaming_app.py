@@ -1,117 +1,134 @@
-"""One FastAPI application streaming chat-completion chunks every way a user could.
+"""One FastAPI app streaming chat-completion chunks every way a user could.
 
-``GET /<configuration>?n=N`` streams ``N`` chunks (:mod:`benchmarks.chunks`) as JSON Lines
-or as Server-Sent Events whose ``data`` is the chunk's JSON. As in the serialization suite,
-the harness starts one uvicorn process per configuration and streams only from its route.
-The generators yield ready chunks without waiting, so that what is measured is the cost of
-turning each chunk into bytes on the wire, not the production of the chunks.
+``GET /<configuration>?n=N`` streams ``N`` chunks (:func:`benchmarks.bodies.chunk_models`) as
+JSON Lines or as Server-Sent Events whose ``data`` is the chunk's JSON. ``burst=B`` passes
+through the event loop after every ``B`` chunks (sleeping ``wait_us`` microseconds there), as a
+generator awaiting its engine does; without it every chunk is ready at once. ``stamp=true``
+writes the time of the ``yield`` (CLOCK_MONOTONIC, microseconds) into each chunk's ``created``.
 """
 
-from collections.abc import AsyncIterable, AsyncIterator
+import asyncio
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
+from typing import Annotated, Any, TypeVar
 
 import orjson
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Query
 from fastapi.responses import Response, StreamingResponse
 from fastapi.sse import EventSourceResponse
+from pydantic import BaseModel
 from sse_starlette import EventSourceResponse as StarletteEventSourceResponse
 
-import orjson_dispatch
-from benchmarks.chunks import Chunk, chunk_dicts, chunk_models
+from benchmarks.bodies import Chunk, chunk_dicts, chunk_models
+from orjson_dispatch import DispatchRoute, dispatch
 
-app = FastAPI(title="streaming benchmark", openapi_url=None, docs_url=None, redoc_url=None)
-MODELS = chunk_models()
-DICTS = chunk_dicts()
+app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+dispatch_router = APIRouter(route_class=DispatchRoute)
+_T = TypeVar("_T")
+
+
+class Shape(BaseModel):
+    """How the generator produces its chunks (the query parameters)."""
+
+    n: int
+    burst: int = 0
+    wait_us: int = 0
+    stamp: bool = False
+
+
+ShapeQuery = Annotated[Shape, Query()]
+
+
+async def _produce(
+    shape: Shape, cycle: Sequence[_T], stamped: Callable[[_T, int], _T]
+) -> AsyncIterator[_T]:
+    for index in range(shape.n):
+        if shape.burst and index and not index % shape.burst:
+            await asyncio.sleep(shape.wait_us / 1e6)
+        item = cycle[index % len(cycle)]
+        yield stamped(item, time.monotonic_ns() // 1000) if shape.stamp else item
+
+
+def models(shape: Shape) -> AsyncIterator[Chunk]:
+    return _produce(shape, chunk_models(), lambda c, now: c.model_copy(update={"created": now}))
+
+
+def dicts(shape: Shape) -> AsyncIterator[dict[str, Any]]:
+    return _produce(shape, chunk_dicts(), lambda chunk, now: {**chunk, "created": now})
 
 
 @app.get("/health")
 async def health() -> Response:
-    """Answer 200 once the application is up."""
     return Response(b"ok", media_type="text/plain")
 
 
-@app.get("/fastapi-jsonl-typed")
-async def fastapi_jsonl_typed(n: int) -> AsyncIterable[Chunk]:
-    """FastAPI's JSON Lines stream (FastAPI >= 0.134): each item validated and dumped."""
-    for index in range(n):
-        yield MODELS[index % len(MODELS)]
+@app.get("/fastapi-jsonl-typed")  # FastAPI >= 0.134: each item validated and dumped
+async def fastapi_jsonl_typed(shape: ShapeQuery) -> AsyncIterable[Chunk]:
+    async for chunk in models(shape):
+        yield chunk
 
 
-# Without an annotation FastAPI streams each item through jsonable_encoder + json.dumps.
-@app.get("/fastapi-jsonl-untyped")
-async def fastapi_jsonl_untyped(n: int):  # type: ignore[no-untyped-def]
-    """FastAPI's JSON Lines stream of dicts, untyped."""
-    for index in range(n):
-        yield DICTS[index % len(DICTS)]
+@app.get("/fastapi-jsonl-untyped")  # no annotation: jsonable_encoder + json.dumps per item
+async def fastapi_jsonl_untyped(shape: ShapeQuery):  # type: ignore[no-untyped-def]
+    async for chunk in dicts(shape):
+        yield chunk
 
 
-@app.get("/fastapi-sse-typed", response_class=EventSourceResponse)
-async def fastapi_sse_typed(n: int) -> AsyncIterable[Chunk]:
-    """FastAPI's Server-Sent Events (FastAPI >= 0.135), typed chunks."""
-    for index in range(n):
-        yield MODELS[index % len(MODELS)]
+@app.get("/fastapi-sse-typed", response_class=EventSourceResponse)  # FastAPI >= 0.135
+async def fastapi_sse_typed(shape: ShapeQuery) -> AsyncIterable[Chunk]:
+    async for chunk in models(shape):
+        yield chunk
 
 
 @app.get("/fastapi-sse-untyped", response_class=EventSourceResponse)
-async def fastapi_sse_untyped(n: int):  # type: ignore[no-untyped-def]
-    """FastAPI's Server-Sent Events of dicts, untyped."""
-    for index in range(n):
-        yield DICTS[index % len(DICTS)]
+async def fastapi_sse_untyped(shape: ShapeQuery):  # type: ignore[no-untyped-def]
+    async for chunk in dicts(shape):
+        yield chunk
 
 
 @app.get("/sse-starlette")
-async def sse_starlette(n: int) -> StarletteEventSourceResponse:
-    """sse-starlette's ``EventSourceResponse``, each chunk dumped by ``model_dump_json``."""
-
+async def sse_starlette(shape: ShapeQuery) -> StarletteEventSourceResponse:
     async def events() -> AsyncIterator[dict[str, str]]:
-        for index in range(n):
-            yield {"data": MODELS[index % len(MODELS)].model_dump_json()}
+        async for chunk in models(shape):
+            yield {"data": chunk.model_dump_json()}
 
     # sep="\n": the line ending FastAPI uses (sse-starlette's default is "\r\n").
     return StarletteEventSourceResponse(events(), sep="\n")
 
 
-@app.get("/orjson-limit")
-async def orjson_limit(n: int) -> StreamingResponse:
-    """The limit: a hand-written ``StreamingResponse`` of ``orjson.dumps(d)`` lines."""
-
+@app.get("/orjson-limit")  # the hand-written stream
+async def orjson_limit(shape: ShapeQuery) -> StreamingResponse:
     async def lines() -> AsyncIterator[bytes]:
-        for index in range(n):
-            yield orjson.dumps(DICTS[index % len(DICTS)]) + b"\n"
+        async for chunk in dicts(shape):
+            yield orjson.dumps(chunk) + b"\n"
 
     return StreamingResponse(lines(), media_type="application/jsonl")
 
 
-# The orjson-dispatch streaming configurations: the routes exist once orjson_dispatch
-# ships DispatchRoute (and @dispatch on generator endpoints); benchmarks.configs lists them
-# under the same condition.
-_ROUTE_CLASS = getattr(orjson_dispatch, "DispatchRoute", None)
-if _ROUTE_CLASS is not None:
-    dispatch_router = APIRouter(route_class=_ROUTE_CLASS)
+@app.get("/dispatch-jsonl")
+@dispatch
+async def dispatch_jsonl(shape: ShapeQuery) -> AsyncIterable[Chunk]:
+    async for chunk in models(shape):
+        yield chunk
 
-    @dispatch_router.get("/dispatch-route-jsonl")
-    async def dispatch_route_jsonl(n: int) -> AsyncIterable[Chunk]:
-        """JSON Lines through ``APIRouter(route_class=DispatchRoute)``."""
-        for index in range(n):
-            yield MODELS[index % len(MODELS)]
 
-    @dispatch_router.get("/dispatch-route-sse", response_class=EventSourceResponse)
-    async def dispatch_route_sse(n: int) -> AsyncIterable[Chunk]:
-        """Server-Sent Events through ``APIRouter(route_class=DispatchRoute)``."""
-        for index in range(n):
-            yield MODELS[index % len(MODELS)]
+@app.get("/dispatch-sse", response_class=EventSourceResponse)
+@dispatch
+async def dispatch_sse(shape: ShapeQuery) -> AsyncIterable[Chunk]:
+    async for chunk in models(shape):
+        yield chunk
 
-    app.include_router(dispatch_router)
 
-    @app.get("/dispatch-jsonl")
-    @orjson_dispatch.dispatch
-    async def dispatch_jsonl(n: int) -> AsyncIterable[Chunk]:
-        """JSON Lines from ``@dispatch`` on the generator endpoint."""
-        for index in range(n):
-            yield MODELS[index % len(MODELS)]
+@dispatch_router.get("/dispatch-route-jsonl")
+async def dispatch_route_jsonl(shape: ShapeQuery) -> AsyncIterable[Chunk]:
+    async for chunk in models(shape):
+        yield chunk
 
-    @app.get("/dispatch-sse", response_class=EventSourceResponse)
-    @orjson_dispatch.dispatch
-    async def dispatch_sse(n: int) -> AsyncIterable[Chunk]:
-        """Server-Sent Events from ``@dispatch`` on the generator endpoint."""
-        for index in range(n):
-            yield MODELS[index % len(MODELS)]
+
+@dispatch_router.get("/dispatch-route-sse", response_class=EventSourceResponse)
+async def dispatch_route_sse(shape: ShapeQuery) -> AsyncIterable[Chunk]:
+    async for chunk in models(shape):
+        yield chunk
+
+
+app.include_router(dispatch_router)

@@ -6,13 +6,14 @@ from pathlib import Path
 import orjson
 import pytest
 
-from benchmarks.bodies import TOOLCALL, body, token_data
+from benchmarks.bodies import TOOLCALL, body, raw
 from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS
 from benchmarks.server import Server, get, running
 
 
 def test_bodies_are_deterministic_and_sized_like_model_server_traffic() -> None:
-    assert token_data(32) == token_data(32)
+    assert raw(TOOLCALL) == raw(TOOLCALL) == body(TOOLCALL).data
+    assert raw("tokens-32") == raw("tokens-32")
     assert 3_000 < len(body("tokens-32").json) < 6_000
     assert 20_000 < len(body("tokens-1024").json) < 35_000
     assert 30_000 < len(body(TOOLCALL).json) < 45_000

@@ -6,16 +6,18 @@ from pathlib import Path
 
 import pytest
 
-import orjson_dispatch
-from benchmarks.chunks import CYCLE, chunk_dicts
-from benchmarks.configs import DISPATCH_STREAMING_CONFIGS, STREAMING_CONFIGS, StreamConfig
+from benchmarks.apps import streaming_app
+from benchmarks.bodies import chunk_dicts
+from benchmarks.configs import STREAMING_CONFIGS, StreamConfig
+from benchmarks.rounds import Cell
 from benchmarks.server import Server, ServerError, running
 from benchmarks.streaming import (
-    StreamSettings,
+    SHAPES,
+    cells,
     check,
     parse_events,
+    proc_status_kb,
     read_stream,
-    rss_kb,
     run_streaming,
 )
 
@@ -30,11 +32,32 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 @pytest.mark.parametrize("config", STREAMING_CONFIGS, ids=lambda c: c.name)
 def test_every_configuration_streams_the_chunks(server: Server, config: StreamConfig) -> None:
     check(server, config)
-    read = asyncio.run(read_stream(server.port, f"{config.path}?n=3", config.framing, True))
+    path = f"{config.path}?n=3{SHAPES['paced']}"
+    read = asyncio.run(read_stream(server.port, path, config.framing, keep=True, stamped=True))
     assert read.events == 3
-    assert parse_events(read.payloads, config.framing) == list(chunk_dicts()[:3])
-    assert len(read.gaps) >= 1
-    assert read.seconds > 0
+    events = parse_events(read.payloads, config.framing)
+    assert [{**e, "created": 0} for e in events] == [{**c, "created": 0} for c in chunk_dicts()[:3]]
+    # Each event carries the time of its yield, which comes before the client's read.
+    assert len(read.delays) == 3
+    assert all(delay >= 0 for delay in read.delays)
+
+
+def test_generators_pass_through_the_event_loop_after_each_burst(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    async def produce(shape: streaming_app.Shape) -> list[object]:
+        return [chunk async for chunk in streaming_app.dicts(shape)]
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    assert len(asyncio.run(produce(streaming_app.Shape(n=5, burst=2, wait_us=1000)))) == 5
+    assert slept == [0.001, 0.001]  # before the 3rd and the 5th chunk
+    asyncio.run(produce(streaming_app.Shape(n=5)))
+    assert slept == [0.001, 0.001]  # without burst, every chunk is ready at once
 
 
 def test_a_wrong_stream_is_reported(server: Server) -> None:
@@ -49,23 +72,19 @@ def test_sse_comments_are_not_events() -> None:
     assert parse_events([b": ping", b'data: {"a":1}'], "sse") == [{"a": 1}]
 
 
-def test_rss_is_read_from_proc(server: Server) -> None:
-    assert 10_000 < rss_kb(server.pid) < 2_000_000
+def test_memory_is_read_from_proc(server: Server) -> None:
+    assert 10_000 < proc_status_kb(server.pid, "VmRSS") <= proc_status_kb(server.pid, "VmHWM")
 
 
-def test_dispatch_configurations_join_once_the_package_ships_them() -> None:
-    shipped = hasattr(orjson_dispatch, "DispatchRoute")
-    assert set(DISPATCH_STREAMING_CONFIGS) <= set(STREAMING_CONFIGS) if shipped else True
-    assert not set(DISPATCH_STREAMING_CONFIGS) & set(STREAMING_CONFIGS) or shipped
-
-
-def test_a_tiny_suite_measures_every_configuration(tmp_path: Path) -> None:
-    configs = [c for c in STREAMING_CONFIGS if c.name == "fastapi-sse-typed"]
-    settings = StreamSettings(rounds=1, events=CYCLE, streams=2, stream_events=8, rss_events=CYCLE)
-    suite = run_streaming(configs, settings, log_dir=tmp_path, log=lambda line: None)
-    assert {(s["config"], s["cell"]) for s in suite["samples"]} == {
-        (c.name, cell) for c in configs for cell in ("chunks@c1", "chunks@c2")
-    }
-    assert all(s["events"] in (CYCLE, 16) for s in suite["samples"])
-    assert [row["config"] for row in suite["rss"]] == [c.name for c in configs]
-    assert all(row["kb_max"] >= row["kb_before"] > 0 for row in suite["rss"])
+def test_a_tiny_suite_measures_every_cell(tmp_path: Path) -> None:
+    configs = [c for c in STREAMING_CONFIGS if c.name == "dispatch-route-sse"]
+    events = {"ready@c1": 16, "burst8@c2": 16, "paced@c2": 4}
+    assert cells(events) == [Cell("ready", 1), Cell("burst8", 2), Cell("paced", 2)]
+    suite = run_streaming(configs, events, 1, log_dir=tmp_path, log=lambda line: None)
+    samples = {s["cell"]: s for s in suite["samples"]}
+    assert set(samples) == set(events)
+    assert [s["events"] for s in samples.values()] == [16, 32, 8]
+    assert samples["paced@c2"]["yield_to_read_ms"] is not None
+    assert samples["ready@c1"]["yield_to_read_ms"] is None
+    memory = suite["memory_kb"]["dispatch-route-sse"]
+    assert memory["peak"] >= memory["start"] > 0

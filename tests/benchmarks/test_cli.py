@@ -1,0 +1,44 @@
+"""The command line: a missing setup named, suites checked, summaries from result files."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.cli import RESULTS, load_results, main, parse_args
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_missing_dependency_names_the_setup_instead_of_a_traceback() -> None:
+    hide_pyperf = (
+        "import runpy, sys; sys.modules['pyperf'] = None; "
+        "runpy.run_module('benchmarks', run_name='__main__')"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", hide_pyperf], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert completed.returncode == 1
+    assert "pyperf is not installed" in completed.stderr
+    assert "scripts/bootstrap dev docs bench" in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
+def test_unknown_suites_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--only", "serialization,nothing"])
+    assert "unknown suites ['nothing']" in capsys.readouterr().err
+
+
+def test_render_prints_the_summary_of_the_committed_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("serialization", "streaming", "keepalive", "inprocess"):
+        (tmp_path / f"{name}.json").write_bytes((RESULTS / f"{name}.json").read_bytes())
+    assert set(load_results(tmp_path)) == {"serialization", "streaming", "keepalive", "inprocess"}
+    assert main(["--render", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    for title in ("Serialization over HTTP", "in process (pyperf)", "Streaming", "TCP keepalive"):
+        assert title in printed
+    assert {p.name for p in tmp_path.glob("*.png")} == {"serialization.png", "streaming.png"}

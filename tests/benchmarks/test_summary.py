@@ -1,0 +1,85 @@
+"""The summary printed at the end of a run, and the plots, from JSON-ready results."""
+
+from pathlib import Path
+from typing import Any
+
+import pyperf
+
+from benchmarks import summary
+from benchmarks.cli import draw
+
+CONFIGS = [{"name": n, "label": n.upper()} for n in ("typed", "dispatch-model", "orjson-limit")]
+
+
+def _suite(metric: str, values: dict[str, list[float]], cell: str = "toolcall@c32") -> Any:
+    samples = [
+        {"round": r, "cell": cell, "config": config, metric: value, "latency_us": {"p99": 2000}}
+        for config, by_round in values.items()
+        for r, value in enumerate(by_round)
+    ]
+    run = {"date": "2026-12-01 07:37 UTC", "git": "abc", "command": "python -m benchmarks"}
+    cells = [{"key": cell, "concurrency": int(cell.split("@c")[1])}]
+    return {"configs": CONFIGS, "cells": cells, "samples": samples, "skipped": [], "run": run}
+
+
+SERIALIZATION = _suite(
+    "rps",
+    {"typed": [100, 50, 100], "dispatch-model": [150, 75, 160], "orjson-limit": [300, 150, 320]},
+)
+
+
+def _inprocess() -> dict[str, Any]:
+    suite = pyperf.BenchmarkSuite(
+        [
+            pyperf.Benchmark([pyperf.Run(values, metadata={"name": name}, collect_metadata=False)])
+            for name, values in (
+                ("toolcall/orjson-dict", [1e-5, 1e-5]),
+                ("toolcall/x", [2e-5, 4e-5]),
+            )
+        ]
+    )
+    data: dict[str, Any] = suite._as_json()  # pyperf's own JSON form, as the file holds it
+    return data
+
+
+def test_load_tables_give_medians_and_paired_ratios_to_peers_and_limit() -> None:
+    text = summary.render({"serialization": SERIALIZATION})
+    assert "2026-12-01 07:37 UTC, git abc: `python -m benchmarks`" in text
+    assert "| configuration | req/s | x typed | x orjson-limit | p99 ms |" in text
+    # The paired ratios: 1.5 in every round against typed, 0.5 against the limit.
+    assert (
+        "| DISPATCH-MODEL (`dispatch-model`) | 150 (75.0-160) | 1.50x (1.50-1.60) "
+        "| 0.50x (0.50-0.50) | 2.00 |" in text
+    )
+    assert "reached" not in text.lower()  # measurements, no verdicts
+
+
+def test_streaming_tables_show_events_per_second_and_yield_to_read_when_stamped() -> None:
+    suite = _suite(
+        "events_per_s", {"typed": [10, 10, 10], "orjson-limit": [20, 20, 20]}, "paced@c32"
+    )
+    for sample in suite["samples"]:
+        sample |= {"gap_ms": {"p50": 1.0, "p99": 2.0}, "yield_to_read_ms": {"p50": 0.5, "p99": 3.0}}
+    text = summary.render({"streaming": suite})
+    assert (
+        "| TYPED (`typed`) | 10.0 (10.0-10.0) | 0.50x (0.50-0.50) | 1.00 / 2.00 | 0.50 / 3.00 |"
+        in text
+    )
+    for sample in suite["samples"]:
+        sample["yield_to_read_ms"] = None
+    assert "yield to read" not in summary.render({"streaming": suite})
+
+
+def test_inprocess_tables_divide_pyperf_means_and_report_instability_once() -> None:
+    text = summary.render({"inprocess": _inprocess()})
+    assert "| `toolcall/x` | 30.0 +- 14.1 | 3.00x |" in text
+    assert text.count("may be unstable") == 1
+    assert "toolcall/x" in text.split("may be unstable")[1]
+
+
+def test_plots_are_drawn_for_each_load_suite_measured(tmp_path: Path) -> None:
+    streaming = _suite("events_per_s", {"typed": [10, 12], "orjson-limit": [20, 21]}, "ready@c1")
+    results = {"serialization": SERIALIZATION, "inprocess": _inprocess(), "streaming": streaming}
+    drawn = draw(results, tmp_path)
+    assert [path.name for path in drawn] == ["serialization.png", "streaming.png"]
+    assert all(path.read_bytes().startswith(b"\x89PNG") for path in drawn)
