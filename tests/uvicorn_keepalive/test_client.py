@@ -13,6 +13,7 @@ from typing import Any
 
 import aiohttp
 import httpx
+import httpx2
 import openai
 import pytest
 
@@ -37,7 +38,7 @@ async def models(scope: Message, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def client_options(response: httpx.Response) -> dict[str, int]:
+def client_options(response: httpx.Response | httpx2.Response) -> dict[str, int]:
     """The options of the client's socket that carried ``response`` (httpcore's stream)."""
     return keepalive_options(response.extensions["network_stream"].get_extra_info("socket"))
 
@@ -65,8 +66,10 @@ def test_httpx_async_transport() -> None:
 
 
 def test_openai_client_through_http_client() -> None:
-    transport = httpx.HTTPTransport(socket_options=socket_options(31, 4, 6, user_timeout=100_000))
-    with running_server(models) as running, httpx.Client(transport=transport) as http_client:
+    # openai 3 builds on httpx2, whose transport takes the same socket_options.
+    options = socket_options(31, 4, 6, user_timeout=100_000)
+    transport = httpx2.HTTPTransport(socket_options=options)
+    with running_server(models) as running, httpx2.Client(transport=transport) as http_client:
         client = openai.OpenAI(
             base_url=f"http://127.0.0.1:{running.port}/v1",
             api_key="unused",
