@@ -9,8 +9,12 @@ from typing import Any
 from uvicorn_keepalive._settings import KeepaliveSettings
 from uvicorn_keepalive._socket import SocketLike, apply, is_tcp, plan
 
-# Each function below takes the settings as protocol() does: an argument left at None comes
-# from its UVICORN_KEEPALIVE_* variable when set, else from its default (KeepaliveSettings).
+
+def _settings(*values: int | bool | None) -> KeepaliveSettings:
+    # As protocol() does: an argument left at None comes from its UVICORN_KEEPALIVE_*
+    # variable when set, else from its default.
+    names = ("idle", "interval", "count", "user_timeout", "nodelay")
+    return KeepaliveSettings.from_environment(**dict(zip(names, values, strict=True)))
 
 
 def set_keepalive(
@@ -33,11 +37,13 @@ def set_keepalive(
     Args:
         sock: A ``socket.socket``, or what an asyncio or uvloop transport returns for
             ``get_extra_info("socket")``. A socket that is not TCP is left untouched.
-        idle: Seconds without data before the first probe.
-        interval: Seconds between unanswered probes.
-        count: Unanswered probes before the connection is reset.
-        user_timeout: Milliseconds sent data may stay unacknowledged.
-        nodelay: Whether to set ``TCP_NODELAY``.
+        idle: See `KeepaliveSettings` for these and their ranges; an argument left at
+            ``None`` comes from its ``UVICORN_KEEPALIVE_*`` variable when that is set,
+            else from its default.
+        interval: See ``idle``.
+        count: See ``idle``.
+        user_timeout: See ``idle``.
+        nodelay: See ``idle``.
 
     Returns:
         What was applied, option name to value, for example ``{"SO_KEEPALIVE": 1,
@@ -48,10 +54,7 @@ def set_keepalive(
         TypeError: A setting has the wrong type.
         ValueError: A setting, or a variable it reads, is out of range; the message names it.
     """
-    given = {"idle": idle, "interval": interval, "count": count}
-    settings = KeepaliveSettings.from_environment(
-        **given, user_timeout=user_timeout, nodelay=nodelay
-    )
+    settings = _settings(idle, interval, count, user_timeout, nodelay)
     try:
         address = sock.getsockname()
     except OSError:  # closed
@@ -79,10 +82,7 @@ def socket_options(
         TypeError: A setting has the wrong type.
         ValueError: A setting, or a variable it reads, is out of range; the message names it.
     """
-    given = {"idle": idle, "interval": interval, "count": count}
-    settings = KeepaliveSettings.from_environment(
-        **given, user_timeout=user_timeout, nodelay=nodelay
-    )
+    settings = _settings(idle, interval, count, user_timeout, nodelay)
     return [(level, option, value) for _, level, option, value in plan(settings).options]
 
 
@@ -105,10 +105,7 @@ def socket_factory(
         TypeError: A setting has the wrong type.
         ValueError: A setting, or a variable it reads, is out of range; the message names it.
     """
-    given = {"idle": idle, "interval": interval, "count": count}
-    calls = plan(
-        KeepaliveSettings.from_environment(**given, user_timeout=user_timeout, nodelay=nodelay)
-    )
+    calls = plan(_settings(idle, interval, count, user_timeout, nodelay))
 
     def create_socket(address_info: tuple[Any, ...]) -> socket.socket:
         family, kind, proto = address_info[:3]

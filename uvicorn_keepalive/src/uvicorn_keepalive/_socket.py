@@ -6,23 +6,12 @@ import dataclasses
 import functools
 import socket
 import sys
-from typing import Any, Protocol
+from typing import Any
 
 from uvicorn_keepalive._settings import KeepaliveSettings, logger
 
-
-class SocketLike(Protocol):
-    """A ``socket.socket``, asyncio's ``TransportSocket`` or uvloop's ``PseudoSocket``."""
-
-    @property
-    def family(self) -> int:
-        """The address family the socket object was created with."""
-
-    def fileno(self) -> int:
-        """The file descriptor (a SOCKET handle on Windows)."""
-
-    def getsockname(self) -> Any:
-        """The local address."""
+#: A ``socket.socket``, asyncio's ``TransportSocket`` or uvloop's ``PseudoSocket``.
+SocketLike = Any
 
 
 def is_tcp(address: object) -> bool:
