@@ -105,23 +105,26 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--churn-seconds", type=int, default=5)
+    parser.add_argument("--churn-only", action="store_true", help="skip the latency part")
     arguments = parser.parse_args()
+    latency_configs = {} if arguments.churn_only else LATENCY
     seen: dict[str, list[float]] = {name: [] for name in [*LATENCY, *CHURN]}
     for round_number in range(arguments.rounds):
-        for name, (http_class, workers) in LATENCY.items():
+        for name, (http_class, workers) in latency_configs.items():
             with server(http_class, workers) as port:
                 seen[name].append(latency(port, arguments.requests))
         for name, http_class in CHURN.items():
             with server(http_class, 1) as port:
                 seen[name].append(churn(port, arguments.churn_seconds))
         print(f"round {round_number + 1} of {arguments.rounds} done", file=sys.stderr)
-    median = {name: statistics.median(values) for name, values in seen.items()}
-    print("Median request latency on a reused connection (--loop asyncio):")
-    for name in LATENCY:
-        print(f"  {name:22} {median[name] * 1000:8.3f} ms")
-    for kind in ("stock", "keepalive"):
-        ratio = median[f"{kind}, 2 workers"] / median[f"{kind}, 1 worker"]
-        print(f"  {kind}: 2 workers / 1 worker = {ratio:.2f}x")
+    median = {name: statistics.median(values) for name, values in seen.items() if values}
+    if latency_configs:
+        print("Median request latency on a reused connection (--loop asyncio):")
+        for name in LATENCY:
+            print(f"  {name:22} {median[name] * 1000:8.3f} ms")
+        for kind in ("stock", "keepalive"):
+            ratio = median[f"{kind}, 2 workers"] / median[f"{kind}, 1 worker"]
+            print(f"  {kind}: 2 workers / 1 worker = {ratio:.2f}x")
     print("Connection churn, one worker (wrk -c16, Connection: close):")
     for name in CHURN:
         print(f"  {name:10} {median[name]:10.0f} requests/s")

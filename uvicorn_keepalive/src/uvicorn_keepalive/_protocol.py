@@ -44,8 +44,10 @@ class _Keepalive(asyncio.Protocol):
                 apply(sock, self._plan)
             except Exception:  # never let the options break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
-            if not self._announced:  # the class was made before logging showed INFO
-                type(self)._announced = announce(self.keepalive)
+            # The class was made before logging showed INFO. Written only once: assigning a
+            # class attribute invalidates the interpreter's attribute caches of the class.
+            if not self._announced and announce(self.keepalive):
+                type(self)._announced = True
         super().connection_made(transport)
 
 

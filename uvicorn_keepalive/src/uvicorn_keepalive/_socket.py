@@ -6,12 +6,12 @@ import dataclasses
 import functools
 import socket
 import sys
-from typing import Any
+from asyncio.trsock import TransportSocket
 
 from uvicorn_keepalive._settings import KeepaliveSettings, logger
 
-#: A ``socket.socket``, asyncio's ``TransportSocket`` or uvloop's ``PseudoSocket``.
-SocketLike = Any
+#: A ``socket.socket`` or asyncio's ``TransportSocket``; uvloop's ``PseudoSocket`` is untyped.
+SocketLike = socket.socket | TransportSocket
 
 
 def is_tcp(address: object) -> bool:
@@ -104,9 +104,9 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
 
     A refused call (EINVAL, ENOPROTOOPT, ECONNRESET after an early reset, EBADF...) is
     logged at DEBUG and skipped; if ``SO_KEEPALIVE`` itself is refused nothing else is
-    tried. A socket that is not a ``socket.socket`` (asyncio's and uvloop's have no
-    ``ioctl()``, uvloop's makes a socket object for each call) is borrowed as one,
-    which is detached again, so its descriptor is never closed.
+    tried. uvloop's socket makes a socket object for each call, and only a
+    ``socket.socket`` has ``ioctl()``: there the descriptor is borrowed as one socket
+    object, detached again, so that it is never closed.
 
     Returns:
         What was applied: option name to the value the kernel accepted.
@@ -115,12 +115,11 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
     fileno = sock.fileno()
     if fileno < 0:  # closed
         return applied
-    # Family and type given: their detection would cost a getsockopt each.
-    target = (
-        sock
-        if isinstance(sock, socket.socket)
-        else socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
+    direct = isinstance(sock, socket.socket) or (
+        isinstance(sock, TransportSocket) and plan.keepalive_vals is None
     )
+    # Family and type given: their detection would cost a getsockopt each.
+    target = sock if direct else socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
     try:
         for name, level, option, value in plan.options:
             try:
@@ -134,7 +133,7 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
         if plan.keepalive_vals is not None:
             control, idle_ms, interval_ms = plan.keepalive_vals
             try:
-                target.ioctl(control, (1, idle_ms, interval_ms))  # type: ignore[attr-defined,unused-ignore]
+                target.ioctl(control, (1, idle_ms, interval_ms))  # type: ignore[attr-defined,union-attr,unused-ignore]
             except OSError as exc:
                 logger.debug("TCP keepalive: SIO_KEEPALIVE_VALS refused on fd %d: %s", fileno, exc)
             else:
