@@ -12,13 +12,23 @@ import asyncio
 import socket
 from asyncio.trsock import TransportSocket
 from collections.abc import Callable
+from typing import Any
 
+import httpx
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol as UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 import uvicorn_keepalive
-from uvicorn_keepalive import H11Protocol, KeepaliveSettings, Protocol, protocol, set_keepalive
+from uvicorn_keepalive import (
+    H11Protocol,
+    KeepaliveSettings,
+    Protocol,
+    protocol,
+    set_keepalive,
+    socket_factory,
+    socket_options,
+)
 
 version: str = uvicorn_keepalive.__version__
 public: list[str] = uvicorn_keepalive.__all__
@@ -33,6 +43,7 @@ tuned_factory: type[Protocol] = protocol(idle=30, interval=5, count=4, user_time
 positional_factory: type[Protocol] = protocol(30, 5, 4)
 h11_factory: type[H11Protocol] = protocol(idle=30, http="h11")
 httptools_factory: type[Protocol] = protocol(http="httptools")
+without_nodelay: type[Protocol] = protocol(idle=30, nodelay=False)
 factory: Callable[..., type[Protocol]] = protocol
 
 
@@ -58,7 +69,16 @@ def transport_socket(transport: asyncio.Transport) -> dict[str, int]:
     return set_keepalive(sock, idle=30)
 
 
+def clients() -> None:
+    options: list[tuple[int, int, int]] = socket_options(30, 5, 4, user_timeout=None, nodelay=True)
+    httpx.Client(transport=httpx.HTTPTransport(socket_options=options))
+    httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(socket_options=socket_options(idle=30)))
+    factory: Callable[[tuple[Any, ...]], socket.socket] = socket_factory(idle=30, nodelay=False)
+    factory((socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("192.0.2.1", 80)))
+
+
 settings: KeepaliveSettings = KeepaliveSettings(idle=30, interval=5, count=4, user_timeout=None)
+nodelay: bool = KeepaliveSettings(nodelay=False).nodelay
 idle: int = settings.idle
 interval: int = settings.interval
 count: int = settings.count

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import socket
 import threading
 import time
@@ -24,6 +26,7 @@ OPTIONS = {
     "TCP_KEEPINTVL": (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
     "TCP_KEEPCNT": (socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
     "TCP_USER_TIMEOUT": (socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT),
+    "TCP_NODELAY": (socket.IPPROTO_TCP, socket.TCP_NODELAY),
 }
 
 
@@ -35,12 +38,39 @@ async def hello(scope: Message, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": b"hello"})
 
 
+async def own_options(scope: Message, receive: Receive, send: Send) -> None:
+    """Answer with `keepalive_options` of the server's end of this very connection, as JSON.
+
+    It is the socket of this process whose peer is the request's client.
+    """
+    assert scope["type"] == "http"
+    client = tuple(scope["client"])
+    options = None
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # not a socket, or closed meanwhile
+            descriptor = os.dup(int(name))
+            try:
+                sock = socket.socket(fileno=descriptor)
+            except OSError:
+                os.close(descriptor)
+                continue
+            with sock:
+                if sock.getpeername()[:2] == client:
+                    options = keepalive_options(sock)
+    body = json.dumps(options).encode()
+    headers = [(b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def keepalive_options(sock: Any) -> dict[str, int]:
-    """Read SO_KEEPALIVE and the Linux TCP keepalive options back with getsockopt."""
+    """Read SO_KEEPALIVE, the Linux TCP keepalive options and TCP_NODELAY with getsockopt."""
     return {name: sock.getsockopt(level, option) for name, (level, option) in OPTIONS.items()}
 
 
-def expected(idle: int, interval: int, count: int, user_timeout: int = 0) -> dict[str, int]:
+def expected(
+    idle: int, interval: int, count: int, user_timeout: int = 0, nodelay: int = 1
+) -> dict[str, int]:
     """What ``keepalive_options`` reads on a socket with these settings."""
     return {
         "SO_KEEPALIVE": 1,
@@ -48,6 +78,7 @@ def expected(idle: int, interval: int, count: int, user_timeout: int = 0) -> dic
         "TCP_KEEPINTVL": interval,
         "TCP_KEEPCNT": count,
         "TCP_USER_TIMEOUT": user_timeout,
+        "TCP_NODELAY": nodelay,
     }
 
 
@@ -88,8 +119,10 @@ class RunningServer:
 
 
 @contextlib.contextmanager
-def running_server(app: Any = hello, **config: Any) -> Iterator[RunningServer]:
-    """Run ``uvicorn.Server(uvicorn.Config(app, port=0, **config))`` in a thread."""
+def running_server(
+    app: Any = hello, sockets: list[socket.socket] | None = None, **config: Any
+) -> Iterator[RunningServer]:
+    """Run ``uvicorn.Server(uvicorn.Config(app, port=0, **config)).run(sockets)`` in a thread."""
     options: dict[str, Any] = {
         "host": "127.0.0.1",
         "port": 0,
@@ -99,7 +132,7 @@ def running_server(app: Any = hello, **config: Any) -> Iterator[RunningServer]:
     }
     options.update(config)
     server = uvicorn.Server(uvicorn.Config(app, **options))
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
+    thread = threading.Thread(target=server.run, args=(sockets,), name="uvicorn", daemon=True)
     thread.start()
     try:
         wait_for(lambda: server.started or not thread.is_alive())

@@ -85,7 +85,6 @@ def test_real_servers_and_cli_on_the_floor_versions() -> None:
             "-p",
             "no:cacheprovider",
             "tests/uvicorn_keepalive/test_server.py",
-            "tests/uvicorn_keepalive/test_listener.py",
             "tests/uvicorn_keepalive/test_processes.py",
             "-k",
             "not gunicorn",

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -64,6 +64,9 @@ SERVER_ARGUMENTS = {
 KEEPALIVE_VARIANTS = tuple(name for name in SERVER_ARGUMENTS if name != "stock")
 
 SERVER_SCRIPT = Path(__file__).with_name("netns_server.py")
+CLIENT_SCRIPT = Path(__file__).with_name("netns_client.py")
+# The clients: none sets socket options of its own; the last two get the package's.
+CLIENTS = ("httpx", "httpx-options", "aiohttp-factory")
 SERVER_START_TIMEOUT = 15.0
 
 
@@ -143,14 +146,17 @@ class Processes:
         self.started.append(process)
         return process
 
-    def servers(self) -> dict[str, tuple[Server, str]]:
-        """Start every server of SERVER_ARGUMENTS in the server namespace, all at once.
+    def servers(
+        self, names: Sequence[str] = tuple(SERVER_ARGUMENTS)
+    ) -> dict[str, tuple[Server, str]]:
+        """Start the servers of SERVER_ARGUMENTS called ``names`` in the server namespace.
 
         Returns:
             Each server and its base URL by name, once every one of them listens.
         """
         started = {}
-        for name, arguments in SERVER_ARGUMENTS.items():
+        for name in names:
+            arguments = SERVER_ARGUMENTS[name]
             stderr_path = self.log_dir / f"server-{name.replace(' ', '-')}.stderr"
             with stderr_path.open("w") as stderr:
                 process = self.start(
@@ -176,6 +182,16 @@ class Processes:
             "curl", "--silent", "--show-error", "--no-keepalive",
             "--max-time", str(max_time), url,
             stderr=subprocess.PIPE,
+        )  # fmt: skip
+
+    def client(self, kind: str, url: str, max_time: float) -> subprocess.Popen[str]:
+        """Start netns_client.py ``kind`` in the client namespace, with the short timers."""
+        return self.start(
+            self.lab.client,
+            sys.executable, str(CLIENT_SCRIPT), kind, url, str(max_time),
+            str(IDLE), str(INTERVAL), str(COUNT),
+            stderr=subprocess.PIPE,
+            env={"PYTHONPATH": str(SERVER_SCRIPT.parents[2])},
         )  # fmt: skip
 
     def end_all(self) -> None:
@@ -300,3 +316,55 @@ def test_dead_peer_is_reported_as_http_disconnect_only_with_keepalive(
     assert disconnects["stock"] is None, (
         f"stock uvicorn saw the dead peer: {servers['stock'][0].diagnostics()}"
     )
+
+
+def outcome(client: subprocess.Popen[str], timeout: float) -> dict[str, Any]:
+    """The JSON line netns_client.py printed, once it ended."""
+    out, error = client.communicate(timeout=timeout)
+    assert client.returncode == 0, error
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def test_a_client_with_the_options_gets_a_late_reply_from_a_stock_server(
+    processes: Processes,
+) -> None:
+    """A client behind the idle-dropping router, calling stock uvicorn, which answers late.
+
+    The server sends no probe; the client's own probes keep the router's entry alive.
+    Without them the reply is dropped and the client waits until its timeout.
+    """
+    [(_, url)] = processes.servers(["stock"]).values()
+    clients = {
+        kind: processes.client(kind, f"{url}/reply-after/{REPLY_AFTER}", CLIENT_MAX_TIME)
+        for kind in CLIENTS
+    }
+    outcomes = {kind: outcome(client, CLIENT_MAX_TIME + 15) for kind, client in clients.items()}
+    print(outcomes)  # shown with pytest -s
+    for kind in ("httpx-options", "aiohttp-factory"):
+        assert outcomes[kind] == {"event": "response", "body": "done"}, kind
+    lost = outcomes["httpx"]
+    assert lost["event"] == "error"
+    assert "Timeout" in lost["error"]
+    assert lost["after"] >= CLIENT_MAX_TIME - 0.5
+
+
+def test_a_client_with_the_options_detects_a_vanished_server(
+    lab: Lab, processes: Processes
+) -> None:
+    """The server namespace goes silent while the clients wait for a reply: their probes go
+    unanswered and the kernel resets each connection within idle + interval x count, which
+    the client sees as an error. Without the options the client keeps waiting."""
+    [(server, url)] = processes.servers(["stock"]).values()
+    clients = {kind: processes.client(kind, f"{url}/await-disconnect", 60) for kind in CLIENTS}
+    while sum(event["event"] == "request" for _, event in server.seen) < len(CLIENTS):
+        server.seen.append(server.events.get(timeout=10))  # every request is held
+    lab.drop_all_traffic(lab.server)
+    vanished = time.monotonic()
+    outcomes = {}
+    for kind in ("httpx-options", "aiohttp-factory"):
+        outcomes[kind] = outcome(clients[kind], DEAD_PEER_DEADLINE + 10)
+        assert time.monotonic() - vanished <= DEAD_PEER_DEADLINE, kind
+    print(outcomes)  # shown with pytest -s
+    assert all(seen["event"] == "error" for seen in outcomes.values()), outcomes
+    assert clients["httpx"].poll() is None  # still waiting, until end_all kills it

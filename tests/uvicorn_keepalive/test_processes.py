@@ -6,6 +6,8 @@ the server's end of each connection with ``timer:(keepalive,<time left>,<probes>
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import re
 import shutil
@@ -21,11 +23,24 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from tests.uvicorn_keepalive.servers import get, wait_for
+from tests.uvicorn_keepalive.servers import expected, get, wait_for
+
+
+def connection_options(port: int) -> dict[str, int]:
+    """What the server reads with getsockopt on its end of a new connection (own_options)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", "/")
+        options: dict[str, int] = json.loads(connection.getresponse().read())
+    finally:
+        connection.close()
+    return options
+
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 APP = "tests.uvicorn_keepalive.servers:hello"
+OPTIONS_APP = "tests.uvicorn_keepalive.servers:own_options"
 
 pytestmark = [
     pytest.mark.slow,
@@ -155,7 +170,7 @@ ENVIRONMENT = {
 }
 
 
-SAID = r"^INFO: +TCP keepalive: idle 41 s, interval 7 s, 4 probes$"
+SAID = r"^INFO: +TCP keepalive: idle 41 s, interval 7 s, 4 probes; TCP_NODELAY on$"
 
 
 def test_cli_says_keepalive_is_on_and_warns_about_an_unknown_variable(
@@ -171,8 +186,9 @@ def test_cli_says_keepalive_is_on_and_warns_about_an_unknown_variable(
     assert lines[:2] == [
         "WARNING:  UVICORN_KEEPALIVE_IDEL is not a uvicorn-keepalive setting and is ignored; the "
         "settings are UVICORN_KEEPALIVE_IDLE, UVICORN_KEEPALIVE_INTERVAL, UVICORN_KEEPALIVE_COUNT, "
-        "UVICORN_KEEPALIVE_USER_TIMEOUT",
-        "INFO:     TCP keepalive: idle 41 s, interval 7 s, 4 probes, user timeout 95000 ms",
+        "UVICORN_KEEPALIVE_USER_TIMEOUT, UVICORN_KEEPALIVE_NODELAY",
+        "INFO:     TCP keepalive: idle 41 s, interval 7 s, 4 probes, user timeout 95000 ms;"
+        " TCP_NODELAY on",
     ]
     assert_served_with_idle(port, idle=41)
     assert sum("TCP keepalive" in line or "IDEL" in line for line in server.lines) == 2
@@ -228,6 +244,21 @@ def test_cli_bad_variable_with_two_workers_never_serves(servers: list[Server]) -
     assert "Traceback" not in server.stderr
 
 
+def test_uvicorn_run_with_two_workers_and_a_bad_variable_exits_3(servers: list[Server]) -> None:
+    # The parent imports the package before it starts a worker: it stops there.
+    script = (
+        "import uvicorn, uvicorn_keepalive\n"
+        f"uvicorn.run({APP!r}, port=0, workers=2, http=uvicorn_keepalive.Protocol)\n"
+    )
+    server = Server([sys.executable, "-c", script], {"UVICORN_KEEPALIVE_INTERVAL": "0"})
+    servers.append(server)
+    assert server.wait_exit() == 3
+    assert server.stderr == (
+        "UVICORN_KEEPALIVE_INTERVAL='0' is invalid: interval must be from 1 to 32767 seconds,"
+        " got 0\n"
+    )
+
+
 @pytest.mark.parametrize("http", ["httptools", "h11"])
 def test_uvicorn_run_pickles_protocol_into_two_workers(servers: list[Server], http: str) -> None:
     script = (
@@ -241,7 +272,7 @@ def test_uvicorn_run_pickles_protocol_into_two_workers(servers: list[Server], ht
     server.wait_for(r"Started server process", count=2)
     assert_served_with_idle(port, idle=43)
     # Unpickled before the worker set up logging: said at the worker's first connection.
-    server.wait_for(r"^INFO: +TCP keepalive: idle 43 s, interval 6 s, 5 probes$")
+    server.wait_for(r"^INFO: +TCP keepalive: idle 43 s, interval 6 s, 5 probes; TCP_NODELAY on$")
 
 
 def test_uvicorn_run_pickles_the_public_class_into_two_workers(servers: list[Server]) -> None:
@@ -271,8 +302,42 @@ def test_gunicorn_worker(servers: list[Server], worker: str) -> None:
     servers.append(server)
     port = int(server.wait_for(r"Listening at: http://127\.0\.0\.1:(\d+)")[1])
     server.wait_for(r"Application startup complete|Started server process")
-    server.wait_for(r"\[INFO\] TCP keepalive: idle 44 s, interval 7 s, 4 probes$")
+    server.wait_for(r"\[INFO\] TCP keepalive: idle 44 s, interval 7 s, 4 probes; TCP_NODELAY on$")
     assert_served_with_idle(port, idle=44)
+
+
+@pytest.mark.parametrize(
+    ("http", "environment", "nodelay"),
+    [
+        ("uvicorn_keepalive:Protocol", {}, 1),
+        ("uvicorn_keepalive:H11Protocol", {}, 1),
+        ("uvicorn_keepalive:Protocol", {"UVICORN_KEEPALIVE_NODELAY": "0"}, 0),
+        ("httptools", {}, 0),  # stock uvicorn: the listener has proto=0, asyncio leaves it off
+    ],
+)
+def test_nodelay_with_two_workers_on_asyncio(
+    servers: list[Server], http: str, environment: dict[str, str], nodelay: int
+) -> None:
+    argv = uvicorn_cli("--http", http, "--workers", "2", "--loop", "asyncio", "--lifespan=off")
+    server = Server([*argv, OPTIONS_APP], {**ENVIRONMENT, **environment})
+    servers.append(server)
+    port = int(server.wait_for(RUNNING)[1])
+    server.wait_for(r"Started server process", count=2)
+    wait_for(lambda: listening(port))
+    for _ in range(4):  # whichever worker accepts
+        options = connection_options(port)
+        assert options["TCP_NODELAY"] == nodelay
+        assert options["SO_KEEPALIVE"] == (0 if http == "httptools" else 1)
+
+
+@pytest.mark.parametrize("worker", ["UvicornWorker", "UvicornH11Worker"])
+def test_gunicorn_worker_sets_nodelay(servers: list[Server], worker: str) -> None:
+    # gunicorn's listener has proto=0 too; UvicornH11Worker runs the asyncio loop.
+    server = Server(gunicorn("-k", f"uvicorn_keepalive.workers.{worker}", OPTIONS_APP), {})
+    servers.append(server)
+    port = int(server.wait_for(r"Listening at: http://127\.0\.0\.1:(\d+)")[1])
+    server.wait_for(r"Application startup complete|Started server process")
+    assert connection_options(port) == expected(60, 10, 3)
 
 
 def test_gunicorn_bad_variable_stops_the_arbiter(servers: list[Server]) -> None:

@@ -27,7 +27,7 @@ from tests.uvicorn_keepalive.servers import (
     running_server,
     wait_for,
 )
-from uvicorn_keepalive import _listener, _socket, protocol
+from uvicorn_keepalive import _protocol, _socket, protocol
 
 LOGGER = "uvicorn.error.keepalive"
 LOOPS = ["asyncio", pytest.param("uvloop", id="uvloop")]
@@ -37,32 +37,29 @@ LOOPS = ["asyncio", pytest.param("uvloop", id="uvloop")]
 def count_connections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Record the socket of each call that keeps a connection alive (the real one still runs)."""
     calls: list[int] = []
-    real_keep_alive = _listener.keep_alive
+    real_apply = _socket.apply
 
-    def counting_keep_alive(server: object, port: int, sock: Any, plan: _socket.Plan) -> bool:
+    def counting_apply(sock: Any, plan: Any) -> dict[str, int]:
         calls.append(sock.fileno())
-        return real_keep_alive(server, port, sock, plan)
+        return real_apply(sock, plan)
 
-    monkeypatch.setattr(_listener, "keep_alive", counting_keep_alive)
+    monkeypatch.setattr(_protocol, "apply", counting_apply)
     return calls
 
 
 @pytest.mark.parametrize("loop", LOOPS)
 @pytest.mark.parametrize("name", ["Protocol", "H11Protocol"])
-def test_public_classes_apply_the_environment_settings(
-    monkeypatch: pytest.MonkeyPatch, loop: str, name: str
-) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "31")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_INTERVAL", "7")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_COUNT", "5")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_USER_TIMEOUT", "200000")
+def test_public_classes_apply_the_settings_read_at_import(loop: str, name: str) -> None:
+    # What they read from the environment is tested in processes (test_processes.py).
     http = getattr(uvicorn_keepalive, name)
+    settings = http.keepalive
     with running_server(http=http, loop=loop) as running:
         client, response = get(running.port)
         with client:
             assert response.startswith(b"HTTP/1.1 200 OK")
             accepted = running.server_side_socket(client)
-            assert keepalive_options(accepted) == expected(31, 7, 5, 200000)
+            wanted = (settings.idle, settings.interval, settings.count, settings.user_timeout or 0)
+            assert keepalive_options(accepted) == expected(*wanted, nodelay=settings.nodelay)
             # The client's own socket is not the server's business.
             assert client.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
 
@@ -78,13 +75,6 @@ def test_protocol_factory_applies_its_settings(loop: str, http: str) -> None:
         with client:
             assert response.startswith(b"HTTP/1.1 200 OK")
             assert keepalive_options(running.server_side_socket(client)) == expected(17, 3, 9)
-
-
-def test_defaults_without_environment() -> None:
-    with running_server(http="uvicorn_keepalive:Protocol") as running:
-        client, _ = get(running.port)
-        with client:
-            assert keepalive_options(running.server_side_socket(client)) == expected(60, 10, 3)
 
 
 def test_applied_once_per_connection_not_per_request(count_connections: list[int]) -> None:
@@ -153,11 +143,11 @@ def test_unix_socket_is_served_and_untouched(tmp_path: Path, count_connections: 
 
 
 def test_a_failing_setsockopt_still_serves_the_request(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    monkeypatch: pytest.MonkeyPatch, logs: pytest.LogCaptureFixture
 ) -> None:
     # The kernel answers ENOPROTOOPT for an option number it does not know.
     monkeypatch.setattr(socket, "TCP_KEEPCNT", 9999)
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     with running_server(http=protocol(idle=19, interval=6, count=4)) as running:
         client, response = get(running.port)
         with client:
@@ -165,9 +155,8 @@ def test_a_failing_setsockopt_still_serves_the_request(
             options = keepalive_options(running.server_side_socket(client))
     assert options["TCP_KEEPIDLE"] == 19
     assert options["TCP_KEEPCNT"] != 4
-    # Refused on the listening socket, then on the connection, which is set on its own.
-    refusals = [r for r in caplog.records if "refused" in r.getMessage()]
-    assert [r.levelno for r in refusals] == [logging.DEBUG, logging.DEBUG]
+    refusals = [r for r in logs.records if "refused" in r.getMessage()]
+    assert [r.levelno for r in refusals] == [logging.DEBUG]
     assert all(f"[Errno {errno.ENOPROTOOPT}]" in r.getMessage() for r in refusals)
 
 
@@ -227,13 +216,13 @@ def connect(cls: type[Any], sock: Any) -> Any:
 
 
 def test_a_transport_without_a_socket_is_skipped_silently(
-    count_connections: list[int], caplog: pytest.LogCaptureFixture
+    count_connections: list[int], logs: pytest.LogCaptureFixture
 ) -> None:
     cls = protocol(idle=5)
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     connect(cls, None)
     assert count_connections == []
-    assert caplog.records == []
+    assert logs.records == []
 
 
 class BrokenSocket:
@@ -252,27 +241,91 @@ class BrokenSocket:
 
 
 def test_an_unexpected_error_is_logged_and_the_connection_proceeds(
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
     cls = protocol(idle=5)
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     connect(cls, BrokenSocket())
-    [record] = caplog.records
+    [record] = [r for r in logs.records if r.levelno > logging.INFO]
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert "unexpected failure" in record.getMessage()
 
 
 def test_a_class_made_before_logging_shows_info_says_its_settings_at_its_first_connection(
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
+    logs.set_level(logging.WARNING, logger=LOGGER)
     cls = protocol(idle=26, interval=4)  # as uvicorn.run(app, http=protocol(...)) does
-    caplog.set_level(logging.INFO, logger=LOGGER)
-    assert caplog.records == []
+    logs.set_level(logging.INFO, logger=LOGGER)
+    assert logs.records == []
     with running_server(http=cls) as running:
         for _ in range(2):
             client, _ = get(running.port)
             client.close()
-    assert [r.getMessage() for r in caplog.records] == [
-        "TCP keepalive: idle 26 s, interval 4 s, 3 probes"
+    assert [r.getMessage() for r in logs.records] == [
+        "TCP keepalive: idle 26 s, interval 4 s, 3 probes; TCP_NODELAY on"
     ]
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_servers_of_one_process_on_one_port_keep_their_own_settings(loop: str) -> None:
+    # Two addresses, one port: each server's connections get that server's settings only.
+    with running_server(http=protocol(33, 3, 3), loop=loop) as first:
+        port = first.port
+        with (
+            running_server(http="httptools", loop=loop, host="127.0.0.2", port=port) as stock,
+            running_server(
+                http=protocol(93, 9, 9), loop=loop, host="127.0.0.3", port=port
+            ) as third,
+        ):
+            for _ in range(2):  # each server after the others accepted
+                for running, host, wanted in (
+                    (first, "127.0.0.1", expected(33, 3, 3)),
+                    (stock, "127.0.0.2", None),
+                    (third, "127.0.0.3", expected(93, 9, 9)),
+                ):
+                    client, _ = get(port, host)
+                    with client:
+                        options = keepalive_options(running.server_side_socket(client))
+                        if wanted is None:
+                            assert options["SO_KEEPALIVE"] == 0
+                        else:
+                            assert options == wanted
+
+
+@pytest.mark.parametrize(
+    ("loop", "nodelay", "wanted"),
+    [
+        ("asyncio", None, 1),
+        ("uvloop", None, 1),
+        ("asyncio", False, 0),  # left as asyncio leaves it
+        ("uvloop", False, 1),  # uvloop sets it on every TCP connection
+    ],
+)
+def test_nodelay_on_a_listener_without_ipproto_tcp(
+    loop: str, nodelay: bool | None, wanted: int
+) -> None:
+    # uvicorn's --workers listener (Config.bind_socket) and gunicorn's are created with
+    # proto=0; asyncio sets TCP_NODELAY only when it sees IPPROTO_TCP.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        assert listener.proto == 0
+        listener.bind(("127.0.0.1", 0))
+        http = protocol(idle=21, nodelay=nodelay)
+        with running_server(http=http, loop=loop, sockets=[listener]) as running:
+            client, _ = get(listener.getsockname()[1])
+            with client:
+                accepted = running.server_side_socket(client)
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == wanted
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 21
+
+
+def test_asyncio_leaves_nodelay_off_on_such_a_listener() -> None:
+    # What the option restores: stock uvicorn on the asyncio loop.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        with running_server(http="httptools", loop="asyncio", sockets=[listener]) as running:
+            client, _ = get(listener.getsockname()[1])
+            with client:
+                accepted = running.server_side_socket(client)
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0

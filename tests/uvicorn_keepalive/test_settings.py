@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import re
+import subprocess
+import sys
 
 import pytest
 
 import uvicorn_keepalive
-from uvicorn_keepalive import KeepaliveSettings, protocol
+from uvicorn_keepalive import KeepaliveSettings, protocol, socket_options
 
 LOGGER = "uvicorn.error.keepalive"
 
 
-def test_defaults_are_60_10_3_and_no_user_timeout() -> None:
-    assert KeepaliveSettings() == KeepaliveSettings(60, 10, 3, None)
+def test_defaults_are_60_10_3_no_user_timeout_and_nodelay() -> None:
+    assert KeepaliveSettings() == KeepaliveSettings(60, 10, 3, None, True)
     assert KeepaliveSettings().detection_time == 90
 
 
@@ -30,12 +33,12 @@ def test_defaults_are_60_10_3_and_no_user_timeout() -> None:
 )
 def test_each_range_is_enforced_and_named(field: str, good: list[int], bad: list[int]) -> None:
     for value in good:
-        assert getattr(KeepaliveSettings(**{field: value}), field) == value
+        assert getattr(KeepaliveSettings(**{field: value}), field) == value  # type: ignore[arg-type]
     for value in bad:
         with pytest.raises(
             ValueError, match=rf"^{field} must be from \d+ to \d+ \w+, got {value}$"
         ):
-            KeepaliveSettings(**{field: value})
+            KeepaliveSettings(**{field: value})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("value", [1.5, "60", True, None])
@@ -44,16 +47,22 @@ def test_a_non_int_is_a_type_error_naming_the_setting(value: object) -> None:
         KeepaliveSettings(idle=value)  # type: ignore[arg-type]
 
 
-def test_user_timeout_shorter_than_detection_time_warns(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger=LOGGER)
-    KeepaliveSettings(idle=60, interval=10, count=3, user_timeout=90_000)
-    assert caplog.records == []
-    KeepaliveSettings(idle=60, interval=10, count=3, user_timeout=89_999)
-    KeepaliveSettings(idle=60, interval=10, count=3, user_timeout=89_999)  # once per process
-    [record] = caplog.records
+@pytest.mark.parametrize("value", [1, 0, "yes", None])
+def test_nodelay_is_a_bool(value: object) -> None:
+    with pytest.raises(TypeError, match=r"^nodelay must be a bool, got "):
+        KeepaliveSettings(nodelay=value)  # type: ignore[arg-type]
+
+
+def test_user_timeout_shorter_than_detection_time_warns(logs: pytest.LogCaptureFixture) -> None:
+    logs.set_level(logging.WARNING, logger=LOGGER)
+    socket_options(idle=61, interval=10, count=3, user_timeout=91_000)
+    assert logs.records == []
+    socket_options(idle=61, interval=10, count=3, user_timeout=90_999)
+    socket_options(idle=61, interval=10, count=3, user_timeout=90_999)  # once per settings
+    [record] = logs.records
     assert record.levelno == logging.WARNING
     assert record.getMessage().startswith(
-        "user_timeout=89999 ms is shorter than idle + interval x count = 90000 ms"
+        "user_timeout=90999 ms is shorter than idle + interval x count = 91000 ms"
     )
 
 
@@ -63,8 +72,11 @@ def test_environment_variables_are_read() -> None:
         "UVICORN_KEEPALIVE_INTERVAL": " 5 ",
         "UVICORN_KEEPALIVE_COUNT": "4",
         "UVICORN_KEEPALIVE_USER_TIMEOUT": "60000",
+        "UVICORN_KEEPALIVE_NODELAY": "0",
     }
-    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(30, 5, 4, 60000)
+    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(30, 5, 4, 60000, False)
+    nodelay = {"UVICORN_KEEPALIVE_NODELAY": "1"}
+    assert KeepaliveSettings.from_environment(nodelay) == KeepaliveSettings(nodelay=True)
 
 
 def test_empty_variables_count_as_unset() -> None:
@@ -86,6 +98,8 @@ def test_empty_variables_count_as_unset() -> None:
         ("UVICORN_KEEPALIVE_INTERVAL", "\u0663", "interval must be a decimal integer"),
         ("UVICORN_KEEPALIVE_COUNT", "\uff17", "count must be a decimal integer"),
         ("UVICORN_KEEPALIVE_USER_TIMEOUT", "0", "user_timeout must be from 1 to"),
+        ("UVICORN_KEEPALIVE_NODELAY", "2", "nodelay must be 1 or 0$"),
+        ("UVICORN_KEEPALIVE_NODELAY", "yes", "nodelay must be 1 or 0$"),
     ],
 )
 def test_a_bad_variable_is_named_with_its_value(variable: str, raw: str, message: str) -> None:
@@ -100,18 +114,17 @@ def test_blanks_around_the_digits_are_allowed() -> None:
     assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(idle=30, count=7)
 
 
-def test_an_unknown_variable_is_warned_about_once_naming_the_known_ones(
-    caplog: pytest.LogCaptureFixture,
+def test_an_unknown_variable_is_warned_about_naming_the_known_ones(
+    logs: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger=LOGGER)
+    logs.set_level(logging.WARNING, logger=LOGGER)
     environ = {"UVICORN_KEEPALIVE_IDEL": "30", "UVICORN_KEEPALIVE_COUNT": "4", "UVICORN_X": "1"}
     assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(count=4)
-    assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(count=4)
-    [record] = caplog.records
+    [record] = logs.records
     assert record.getMessage() == (
         "UVICORN_KEEPALIVE_IDEL is not a uvicorn-keepalive setting and is ignored; the settings "
         "are UVICORN_KEEPALIVE_IDLE, UVICORN_KEEPALIVE_INTERVAL, UVICORN_KEEPALIVE_COUNT, "
-        "UVICORN_KEEPALIVE_USER_TIMEOUT"
+        "UVICORN_KEEPALIVE_USER_TIMEOUT, UVICORN_KEEPALIVE_NODELAY"
     )
 
 
@@ -127,7 +140,10 @@ def test_protocol_takes_only_the_arguments_left_at_default_from_the_environment(
     monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "15")
     monkeypatch.setenv("UVICORN_KEEPALIVE_INTERVAL", "6")
     monkeypatch.setenv("UVICORN_KEEPALIVE_USER_TIMEOUT", "70000")
-    assert protocol().keepalive == KeepaliveSettings(15, 6, 3, 70000)
+    monkeypatch.setenv("UVICORN_KEEPALIVE_NODELAY", "0")
+    assert protocol().keepalive == KeepaliveSettings(15, 6, 3, 70000, False)
+    assert protocol(nodelay=True).keepalive == KeepaliveSettings(15, 6, 3, 70000, True)
+    monkeypatch.delenv("UVICORN_KEEPALIVE_NODELAY")
     # An explicit 60 is explicit, even though it equals the default.
     assert protocol(idle=60, count=5).keepalive == KeepaliveSettings(60, 6, 5, 70000)
     assert protocol(user_timeout=120000).keepalive == KeepaliveSettings(15, 6, 3, 120000)
@@ -148,45 +164,65 @@ def test_protocol_names_a_bad_variable_when_called(monkeypatch: pytest.MonkeyPat
     assert protocol(count=4).keepalive == KeepaliveSettings(count=4)
 
 
-def test_the_public_classes_read_the_environment_when_looked_up(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "42")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_USER_TIMEOUT", "300000")
-    caplog.set_level(logging.INFO, logger=LOGGER)
-    settings = KeepaliveSettings(idle=42, user_timeout=300_000)
-    assert uvicorn_keepalive.Protocol.keepalive == settings
-    assert uvicorn_keepalive.H11Protocol.keepalive == settings
-    assert protocol().keepalive == settings
-    # The settings in force are said once per process.
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
-        (logging.INFO, "TCP keepalive: idle 42 s, interval 10 s, 3 probes, user timeout 300000 ms")
-    ]
-
-
-def test_the_settings_are_said_when_info_is_shown(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger=LOGGER)
+def test_the_settings_are_said_when_info_is_shown(logs: pytest.LogCaptureFixture) -> None:
+    logs.set_level(logging.WARNING, logger=LOGGER)
     protocol(idle=25)  # before logging shows INFO, as before uvicorn.run() sets it up
-    caplog.set_level(logging.INFO, logger=LOGGER)
+    logs.set_level(logging.INFO, logger=LOGGER)
     protocol(idle=25, count=4)
     protocol(idle=25, count=4)
-    assert [r.getMessage() for r in caplog.records] == [
-        "TCP keepalive: idle 25 s, interval 10 s, 4 probes"
+    assert [r.getMessage() for r in logs.records] == [
+        "TCP keepalive: idle 25 s, interval 10 s, 4 probes; TCP_NODELAY on"
     ]
 
 
-def test_a_bad_variable_stops_startup_with_status_3(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "0")
-    with pytest.raises(SystemExit) as exit_info:
-        _ = uvicorn_keepalive.Protocol
-    assert exit_info.value.code == 3  # uvicorn's and gunicorn's "failed to boot" status
-    [record] = caplog.records
-    assert record.levelno == logging.ERROR
-    assert record.getMessage() == (
-        "UVICORN_KEEPALIVE_IDLE='0' is invalid: idle must be from 1 to 32767 seconds, got 0"
+def check(**environment: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m uvicorn_keepalive --check`` with these variables (only)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UVICORN_KEEPALIVE_")}
+    return subprocess.run(
+        [sys.executable, "-m", "uvicorn_keepalive", "--check"],
+        env={**env, **environment},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
+
+
+def test_check_prints_the_settings_the_environment_gives() -> None:
+    defaults = check()
+    assert (defaults.returncode, defaults.stderr) == (0, "")
+    assert defaults.stdout == "TCP keepalive: idle 60 s, interval 10 s, 3 probes; TCP_NODELAY on\n"
+    tuned = check(UVICORN_KEEPALIVE_IDLE="42", UVICORN_KEEPALIVE_USER_TIMEOUT="300000",
+                  UVICORN_KEEPALIVE_NODELAY="0")  # fmt: skip
+    assert tuned.returncode == 0
+    assert tuned.stdout == (
+        "TCP keepalive: idle 42 s, interval 10 s, 3 probes, user timeout 300000 ms;"
+        " TCP_NODELAY left to the event loop\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("UVICORN_KEEPALIVE_IDLE", "0", "idle must be from 1 to 32767 seconds, got 0"),
+        ("UVICORN_KEEPALIVE_NODELAY", "on", "nodelay must be 1 or 0"),
+    ],
+)
+def test_check_names_a_bad_variable_and_exits_3(variable: str, value: str, message: str) -> None:
+    # The import of the package reads the variables, as in every server process; status 3
+    # is uvicorn's and gunicorn's "failed to start", on which they stop.
+    result = check(**{variable: value})
+    assert result.returncode == 3
+    assert result.stderr == f"{variable}={value!r} is invalid: {message}\n"
+    assert result.stdout == ""
+
+
+def test_check_is_the_only_command() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "uvicorn_keepalive"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 2
+    assert "the following arguments are required: --check" in result.stderr
 
 
 def test_settings_pickle() -> None:
@@ -200,4 +236,4 @@ def test_public_names() -> None:
     for name in uvicorn_keepalive.__all__:
         assert getattr(uvicorn_keepalive, name) is not None
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
-        _ = uvicorn_keepalive.nope
+        _ = uvicorn_keepalive.nope  # type: ignore[attr-defined]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import socket
 import sys
 from asyncio.trsock import TransportSocket
@@ -12,9 +13,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from uvicorn_keepalive._socket import apply, plan
 
 from tests.uvicorn_keepalive.servers import expected, keepalive_options
-from uvicorn_keepalive import set_keepalive
+from uvicorn_keepalive import KeepaliveSettings, set_keepalive
 
 LOGGER = "uvicorn.error.keepalive"
 # The real Linux number, kept before any test hides or fakes the constant.
@@ -50,6 +52,7 @@ def test_every_value_reads_back(tcp_pair: tuple[socket.socket, socket.socket]) -
         "TCP_KEEPINTVL": 11,
         "TCP_KEEPCNT": 6,
         "TCP_USER_TIMEOUT": 250_000,
+        "TCP_NODELAY": 1,
     }
     assert keepalive_options(server) == expected(37, 11, 6, 250_000)
 
@@ -118,12 +121,19 @@ def test_macos_sets_the_idle_time_with_tcp_keepalive(
     monkeypatch.setattr(socket, "TCP_KEEPALIVE", TCP_KEEPIDLE, raising=False)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=21, interval=7, count=4)
-    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPALIVE": 21, "TCP_KEEPINTVL": 7, "TCP_KEEPCNT": 4}
+    assert applied == {
+        "SO_KEEPALIVE": 1,
+        "TCP_KEEPALIVE": 21,
+        "TCP_KEEPINTVL": 7,
+        "TCP_KEEPCNT": 4,
+        "TCP_NODELAY": 1,
+    }
     assert read_back(server) == {
         "SO_KEEPALIVE": 1,
         "TCP_KEEPIDLE": 21,
         "TCP_KEEPINTVL": 7,
         "TCP_KEEPCNT": 4,
+        "TCP_NODELAY": 1,
     }
 
 
@@ -164,6 +174,7 @@ def test_windows_1709_uses_the_options_not_the_ioctl(
         "TCP_KEEPIDLE": 12,
         "TCP_KEEPINTVL": 3,
         "TCP_KEEPCNT": 4,
+        "TCP_NODELAY": 1,
     }
     assert windows.calls == []
 
@@ -180,20 +191,21 @@ def test_windows_without_the_constants_uses_the_ioctl(
     monkeypatch: pytest.MonkeyPatch,
     old_windows: FakeIoctl,
     tcp_pair: tuple[socket.socket, socket.socket],
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.delattr(socket, "TCP_KEEPCNT")
-    caplog.set_level(logging.WARNING, logger=LOGGER)
+    logs.set_level(logging.WARNING, logger=LOGGER)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=30, interval=5, count=4)
     assert applied == {
         "SO_KEEPALIVE": 1,
+        "TCP_NODELAY": 1,
         "SIO_KEEPALIVE_VALS.keepalivetime": 30_000,
         "SIO_KEEPALIVE_VALS.keepaliveinterval": 5_000,
     }
     assert old_windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 30_000, 5_000))]
     # Only the probe count is beyond the ioctl, and it is said so once.
-    assert [record.getMessage() for record in caplog.records] == [
+    assert [record.getMessage() for record in logs.records] == [
         f"TCP keepalive: TCP_KEEPCNT is not available on this platform ({sys.platform}); "
         "the probe count stays at the system default"
     ]
@@ -202,15 +214,16 @@ def test_windows_without_the_constants_uses_the_ioctl(
 def test_the_ioctl_on_a_transport_socket_goes_through_a_borrowed_socket(
     old_windows: FakeIoctl,
     tcp_pair: tuple[socket.socket, socket.socket],
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     _, server = tcp_pair
     transport_like = TransportSocket(server)  # has no ioctl()
     applied = set_keepalive(transport_like, idle=12, interval=3, count=4)
     assert applied == {
         "SO_KEEPALIVE": 1,
         "TCP_KEEPCNT": 4,
+        "TCP_NODELAY": 1,
         "SIO_KEEPALIVE_VALS.keepalivetime": 12_000,
         "SIO_KEEPALIVE_VALS.keepaliveinterval": 3_000,
     }
@@ -218,59 +231,60 @@ def test_the_ioctl_on_a_transport_socket_goes_through_a_borrowed_socket(
     # The borrowed socket object was detached: the descriptor is still open and live.
     assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
     assert server.send(b"x") == 1
-    assert caplog.records == []
+    assert logs.records == []
 
 
 def test_a_refused_ioctl_is_logged_at_debug(
     monkeypatch: pytest.MonkeyPatch,
     old_windows: FakeIoctl,
     tcp_pair: tuple[socket.socket, socket.socket],
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
     old_windows.error = OSError(errno.EINVAL, "Invalid argument")
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=30, interval=5, count=4)
-    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPCNT": 4}
+    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPCNT": 4, "TCP_NODELAY": 1}
     assert len(old_windows.calls) == 1
-    [record] = caplog.records
+    [record] = logs.records
     assert record.levelno == logging.DEBUG
     assert "SIO_KEEPALIVE_VALS refused" in record.getMessage()
 
 
-def test_openbsd_gets_so_keepalive_alone_and_one_warning_per_option(
+def test_openbsd_gets_so_keepalive_alone_and_one_warning_per_option_and_settings(
     monkeypatch: pytest.MonkeyPatch,
     tcp_pair: tuple[socket.socket, socket.socket],
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
     for name in ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT"):
         monkeypatch.delattr(socket, name)
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     client, server = tcp_pair
-    assert set_keepalive(server, idle=5) == {"SO_KEEPALIVE": 1}
-    assert set_keepalive(client, idle=5) == {"SO_KEEPALIVE": 1}
-    assert set_keepalive(client, idle=6) == {"SO_KEEPALIVE": 1}  # other settings, same platform
+    only = {"SO_KEEPALIVE": 1, "TCP_NODELAY": 1}
+    assert set_keepalive(server, idle=5) == only
+    assert set_keepalive(client, idle=5) == only
     assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 3
+    warnings = [r.getMessage() for r in logs.records if r.levelno == logging.WARNING]
     for option, warning in zip(
         ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT"), warnings, strict=True
     ):
         assert warning.startswith(f"TCP keepalive: {option} is not available on this platform")
+    assert set_keepalive(client, idle=6) == only  # other settings: said again
+    assert len([r for r in logs.records if r.levelno == logging.WARNING]) == 6
 
 
 def test_missing_tcp_user_timeout_is_warned_only_when_asked_for(
     monkeypatch: pytest.MonkeyPatch,
     tcp_pair: tuple[socket.socket, socket.socket],
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.delattr(socket, "TCP_USER_TIMEOUT")
-    caplog.set_level(logging.WARNING, logger=LOGGER)
+    logs.set_level(logging.WARNING, logger=LOGGER)
     _, server = tcp_pair
     assert "TCP_USER_TIMEOUT" not in set_keepalive(server)
-    assert caplog.records == []
+    assert logs.records == []
     assert "TCP_USER_TIMEOUT" not in set_keepalive(server, user_timeout=100_000)
-    [record] = caplog.records
+    [record] = logs.records
     assert "TCP_USER_TIMEOUT is not available" in record.getMessage()
     assert record.getMessage().endswith("user_timeout is ignored")
 
@@ -278,14 +292,14 @@ def test_missing_tcp_user_timeout_is_warned_only_when_asked_for(
 def test_an_option_the_kernel_refuses_is_skipped_at_debug(
     monkeypatch: pytest.MonkeyPatch,
     tcp_pair: tuple[socket.socket, socket.socket],
-    caplog: pytest.LogCaptureFixture,
+    logs: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(socket, "TCP_KEEPINTVL", UNKNOWN_OPTION)
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=13, interval=3, count=2)
-    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 13, "TCP_KEEPCNT": 2}
-    [record] = caplog.records
+    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 13, "TCP_KEEPCNT": 2, "TCP_NODELAY": 1}
+    [record] = logs.records
     assert record.levelno == logging.DEBUG
     assert record.getMessage().startswith(
         f"TCP keepalive: TCP_KEEPINTVL refused on fd {server.fileno()}"
@@ -293,12 +307,28 @@ def test_an_option_the_kernel_refuses_is_skipped_at_debug(
     assert f"[Errno {errno.ENOPROTOOPT}]" in record.getMessage()
 
 
-def test_a_closed_socket_is_refused_at_debug(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger=LOGGER)
+def test_a_closed_socket_is_left_alone(logs: pytest.LogCaptureFixture) -> None:
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     sock = socket.socket()
     sock.close()
-    assert set_keepalive(sock) == {}
-    [record] = caplog.records
+    assert set_keepalive(sock, idle=71) == {}
+    assert logs.records == []
+
+
+def test_a_descriptor_closed_underneath_is_refused_at_debug(
+    tcp_pair: tuple[socket.socket, socket.socket], logs: pytest.LogCaptureFixture
+) -> None:
+    # What a protocol meets when its connection's descriptor is gone: EBADF on SO_KEEPALIVE,
+    # and nothing else is tried.
+    logs.set_level(logging.DEBUG, logger=LOGGER)
+    _, server = tcp_pair
+    twin = socket.socket(fileno=os.dup(server.fileno()))
+    os.close(twin.fileno())  # the object still holds the number
+    try:
+        assert apply(twin, plan(KeepaliveSettings(idle=72))) == {}
+    finally:
+        twin.detach()
+    [record] = logs.records
     assert record.levelno == logging.DEBUG
     assert "SO_KEEPALIVE refused" in record.getMessage()
     assert f"[Errno {errno.EBADF}]" in record.getMessage()

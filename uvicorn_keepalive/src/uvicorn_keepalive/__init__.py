@@ -1,20 +1,15 @@
-"""TCP keepalive on every connection uvicorn accepts.
+"""TCP keepalive, and TCP_NODELAY, on every connection uvicorn accepts, and for clients.
 
-``uvicorn --http uvicorn_keepalive:Protocol app:app`` turns on SO_KEEPALIVE with an
-idle time, probe interval and probe count on each accepted TCP connection, so that
-NAT gateways and load balancers never see it idle for long and a vanished client is
-detected. See the README for the exact behaviour.
+``uvicorn --http uvicorn_keepalive:Protocol app:app`` turns on SO_KEEPALIVE with an idle
+time, probe interval and probe count on each accepted TCP connection, so that NAT gateways
+and load balancers never see it idle for long and a vanished peer is detected; the client
+side gets the same with `socket_options` (httpx) and `socket_factory` (aiohttp). See the
+README for the exact behaviour.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
+from uvicorn_keepalive._client import set_keepalive, socket_factory, socket_options
+from uvicorn_keepalive._protocol import H11Protocol, Protocol, protocol
 from uvicorn_keepalive._settings import KeepaliveSettings
-from uvicorn_keepalive._socket import set_keepalive
-
-if TYPE_CHECKING:
-    from uvicorn_keepalive._protocol import H11Protocol, Protocol, protocol
 
 __all__ = [
     "H11Protocol",
@@ -23,24 +18,7 @@ __all__ = [
     "__version__",
     "protocol",
     "set_keepalive",
+    "socket_factory",
+    "socket_options",
 ]
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> Any:
-    # The protocol classes are imported on first use: a client that only wants
-    # set_keepalive() does not import uvicorn's protocols. Looking up Protocol or
-    # H11Protocol is also uvicorn's startup step (--http uvicorn_keepalive:Protocol):
-    # the UVICORN_KEEPALIVE_* variables are validated there, before any connection.
-    if name in ("Protocol", "H11Protocol"):
-        from uvicorn_keepalive._protocol import environment_class  # noqa: PLC0415
-
-        cls = environment_class(name)
-        globals()[name] = cls
-        return cls
-    if name == "protocol":
-        from uvicorn_keepalive._protocol import protocol  # noqa: PLC0415
-
-        globals()[name] = protocol
-        return protocol
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,9 +1,9 @@
-"""gunicorn worker classes with TCP keepalive (install the ``gunicorn`` extra).
+"""gunicorn worker classes applying the settings (install the ``gunicorn`` extra).
 
 ``gunicorn -k uvicorn_keepalive.workers.UvicornWorker app:app`` runs uvicorn-worker's
-``UvicornWorker`` with `uvicorn_keepalive.Protocol`. The settings come from
-the ``UVICORN_KEEPALIVE_*`` environment variables, read and validated when gunicorn's
-arbiter imports this module, before it forks any worker.
+``UvicornWorker`` with `uvicorn_keepalive.Protocol`. The settings come from the
+``UVICORN_KEEPALIVE_*`` variables, read when gunicorn's arbiter imports this module,
+before it forks any worker.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from uvicorn_keepalive import H11Protocol, Protocol
-from uvicorn_keepalive._log import announce
+from uvicorn_keepalive._settings import announce
 
 try:
     from uvicorn_worker import UvicornWorker as _UvicornWorker
@@ -31,7 +31,7 @@ class UvicornWorker(_UvicornWorker):  # type: ignore[misc]  # uvicorn-worker is 
 
     def run(self) -> None:
         """Log the settings in force, now that the worker has set up logging; then serve."""
-        announce(self.config.http.keepalive)
+        self.config.http._announced = announce(self.config.http.keepalive)
         super().run()
 
 
