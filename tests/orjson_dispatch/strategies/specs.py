@@ -3,9 +3,10 @@
 Plain types, containers of them (dicts keyed by str, int or enums), enums (some whose value is
 not their content, some whose value ``json.dumps`` cannot write), literals, values nested 250 to
 900 levels deep under ``Any``, and generated pydantic model classes with aliases, alias
-generators, defaults, serializers, computed and excluded fields, extra fields and nested models
-or unions of models. Every generated model class is built with ``pydantic.create_model`` under a
-name unique per draw; its instances may have fields assigned without validation.
+generators, defaults, serializers, model validators, computed and excluded fields, extra fields
+and nested models or unions of models. Every generated model class is built with
+``pydantic.create_model`` under a name unique per draw; its instances may be built with
+``model_construct`` and may have fields assigned without validation.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Literal, Optional, Union
 
+from hypothesis import reject
 from hypothesis import strategies as st
 from pydantic import (
     BaseModel,
@@ -29,9 +31,11 @@ from pydantic import (
     Field,
     SecretBytes,
     SecretStr,
+    ValidationError,
     computed_field,
     create_model,
     field_serializer,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel, to_pascal
 
@@ -216,8 +220,10 @@ def model_specs(draw: st.DrawFn, depth: int = 1) -> TypeSpec:
     """A freshly created pydantic model class and a strategy for its valid instances.
 
     The class may have per-field ``alias``/``serialization_alias``, a model ``alias_generator``,
-    defaults, ``Field(exclude=True)``, a ``computed_field``, a ``field_serializer``,
-    ``extra='allow'|'forbid'|'ignore'`` and nested models or unions of models (``depth`` levels).
+    defaults, ``Field(exclude=True)``, a ``computed_field``, a ``field_serializer``, a model
+    validator (before, after or wrap, redacting or rejecting), ``extra='allow'|'forbid'|'ignore'``
+    and nested models or unions of models (``depth`` levels). Its instances are validated or
+    built with ``model_construct`` (no validator ran).
     """
     inner = field_specs(depth - 1) if depth > 0 else scalar_specs
     names = draw(st.lists(st.sampled_from(_FIELD_NAMES), unique=True, max_size=4))
@@ -258,6 +264,53 @@ def model_specs(draw: st.DrawFn, depth: int = 1) -> TypeSpec:
         fields = {}
         strategies = {}
         optional = set()
+    validators = draw(_validators(fields, strategies))
+    model: type[BaseModel] = create_model(
+        unique_name("Generated"),
+        __config__=config,
+        __validators__=validators,
+        **fields,
+    )
+    return TypeSpec(model, _instances(model, strategies, optional, extra), False, model)
+
+
+#: The model validators generated models may have: each redacts one field (sets it to a value
+#: drawn once per class) or rejects the instance when that field holds that value.
+MODEL_VALIDATOR_MODES = ("before", "after", "wrap", "reject")
+
+
+def _model_validator(mode: str, target: str, redacted: Any) -> Any:
+    """A model validator on the field ``target``: FastAPI runs it on every returned value."""
+    if mode == "before":
+
+        def before(cls: Any, data: Any) -> Any:
+            return {**data, target: redacted} if isinstance(data, dict) else data
+
+        return model_validator(mode="before")(classmethod(before))  # type: ignore[arg-type]
+    if mode == "wrap":
+
+        def wrap(cls: Any, data: Any, handler: Any) -> Any:
+            model = handler(data)
+            model.__dict__[target] = redacted
+            return model
+
+        return model_validator(mode="wrap")(classmethod(wrap))  # type: ignore[arg-type]
+
+    def after(self: Any) -> Any:
+        if mode == "reject" and self.__dict__.get(target, redacted) == redacted:
+            raise ValueError(f"{target} must not be {redacted!r}")
+        if mode == "after":
+            self.__dict__[target] = redacted
+        return self
+
+    return model_validator(mode="after")(after)
+
+
+@st.composite
+def _validators(
+    draw: st.DrawFn, fields: dict[str, Any], strategies: dict[str, st.SearchStrategy[Any]]
+) -> dict[str, Any]:
+    """A computed field, a field serializer, a model validator: each maybe."""
     validators: dict[str, Any] = {}
     if draw(st.integers(0, 3)) == 0:
         ret = draw(st.sampled_from(["int", "str", "ret"]))
@@ -275,13 +328,11 @@ def model_specs(draw: st.DrawFn, depth: int = 1) -> TypeSpec:
     if fields and draw(st.integers(0, 3)) == 0:
         target = draw(st.sampled_from(sorted(fields)))
         validators["_ser"] = field_serializer(target)(lambda self, value: repr(value)[:16])
-    model: type[BaseModel] = create_model(
-        unique_name("Generated"),
-        __config__=config,
-        __validators__=validators,
-        **fields,
-    )
-    return TypeSpec(model, _instances(model, strategies, optional, extra), False, model)
+    if fields and draw(st.integers(0, 2)) == 0:
+        target = draw(st.sampled_from(sorted(fields)))
+        mode = draw(st.sampled_from(MODEL_VALIDATOR_MODES))
+        validators["_check"] = _model_validator(mode, target, draw(strategies[target]))
+    return validators
 
 
 def _copyable(value: Any) -> bool:
@@ -316,7 +367,14 @@ def _instances(
         if extra == "allow":
             for key in draw(st.lists(st.sampled_from(["x_extra", "note", "n2"]), unique=True)):
                 data[key] = draw(json_leaves)
-        instance = model.model_validate(data)
+        how = draw(st.sampled_from(["validated", "validated", "constructed"]))
+        if how == "constructed":  # no validator ran: FastAPI's response validation runs them
+            instance = model.model_construct(**data)
+        else:
+            try:
+                instance = model.model_validate(data)
+            except ValidationError:
+                reject()  # a generated validator rejects these values
         return assign_unvalidated(draw, instance) if draw(st.booleans()) else instance
 
     return build()
