@@ -46,7 +46,13 @@ def source_tree(project: str, release: str, wanted: tuple[str, ...], cache: Path
                 and (member.isfile() or member.isdir())  # no links: a test tree needs none
             ]
             extract(sdist, members, Path(scratch))
-        (Path(scratch) / top).rename(target)
+        try:
+            (Path(scratch) / top).rename(target)
+        except OSError:
+            # Another worker extracted the same release first: the rename is atomic, so a
+            # complete tree is there.
+            if not (target / "pyproject.toml").exists():
+                raise
     return target
 
 

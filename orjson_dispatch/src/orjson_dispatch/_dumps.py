@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from orjson_dispatch._options import Serialization, check_format_option, freeze
+from orjson_dispatch._options import DEFAULTS, Serialization, check_format_option, freeze
 from orjson_dispatch._typed import typed_encoder
 from orjson_dispatch._untyped import encode_untyped
 
@@ -43,10 +43,10 @@ def dumps(
     strings, non-str dict keys as strings, integers of any size exactly.
 
     With `response_model`, it parses to the same JSON as FastAPI's typed path: `value` is
-    validated against the type (a ValidationError is raised if it does not fit; an instance of
-    exactly that model class is not revalidated) and serialized as pydantic's
-    `TypeAdapter(response_model).dump_json(...)` does, so a subclass instance or a dict with
-    extra keys is filtered to the declared fields.
+    validated against the type as FastAPI validates it (a ValidationError is raised if it does
+    not fit; model validators run on an instance of the model class too) and serialized as
+    pydantic's `TypeAdapter(response_model).dump_json(...)` does, so a subclass instance or a
+    dict with extra keys is filtered to the declared fields.
 
     Differences, where FastAPI raises: NaN and infinities become null, numpy arrays and scalars
     are encoded (as orjson's OPT_SERIALIZE_NUMPY does).
@@ -67,19 +67,29 @@ def dumps(
         The JSON document as UTF-8 bytes.
 
     Raises:
-        TypeError: `value` holds something FastAPI cannot encode either, or `option` holds an
-            option that would change the JSON.
+        ValueError: `value` holds something FastAPI cannot encode either (the exception
+            FastAPI's `jsonable_encoder` raises for it).
+        TypeError: `option` holds an option that would change the JSON.
         pydantic.ValidationError: `value` does not fit `response_model`.
     """
-    serialization = Serialization(
-        by_alias=by_alias,
-        exclude_unset=exclude_unset,
-        exclude_defaults=exclude_defaults,
-        exclude_none=exclude_none,
-        include=freeze(include),
-        exclude=freeze(exclude),
-        option=check_format_option(option, "orjson_dispatch.dumps()"),
-    )
+    if (
+        by_alias
+        and not (exclude_unset or exclude_defaults or exclude_none)
+        and include is None
+        and exclude is None
+        and option is None
+    ):
+        serialization = DEFAULTS  # the common call: no settings to build and hash
+    else:
+        serialization = Serialization(
+            by_alias=by_alias,
+            exclude_unset=exclude_unset,
+            exclude_defaults=exclude_defaults,
+            exclude_none=exclude_none,
+            include=freeze(include),
+            exclude=freeze(exclude),
+            option=check_format_option(option, "orjson_dispatch.dumps()"),
+        )
     if response_model is UNTYPED:
         return encode_untyped(value, serialization)
     return typed_encoder(response_model, serialization).encode(value)

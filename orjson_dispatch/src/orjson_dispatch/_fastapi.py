@@ -11,13 +11,14 @@ import contextlib
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 __all__ = [
     "VALIDATION_ERRORS",
     "effective_route",
     "is_async",
+    "jsonable_encoders",
     "response_validation_error",
     "route_being_built",
     "router_adding",
@@ -30,15 +31,35 @@ __all__ = [
 from pydantic import ValidationError
 
 try:
-    from fastapi import routing
+    from fastapi import encoders, routing
     from fastapi.dependencies import models as dependency_models
     from fastapi.dependencies import utils as dependency_utils
     from fastapi.exceptions import ResponseValidationError
 except ImportError:  # a Starlette app
-    routing = dependency_models = dependency_utils = None  # type: ignore[assignment]
+    encoders = routing = dependency_models = dependency_utils = None  # type: ignore[assignment]
     VALIDATION_ERRORS: tuple[type[Exception], ...] = (ValidationError,)
 else:
     VALIDATION_ERRORS = (ValidationError, ResponseValidationError)
+
+
+Encoder = Callable[[Any], Any]
+
+
+def jsonable_encoders(
+    fallback: Mapping[type[Any], Encoder],
+) -> tuple[Mapping[type[Any], Encoder], Mapping[Encoder, tuple[type[Any], ...]]]:
+    """Return the tables `jsonable_encoder` reads: encoders by exact type, classes by encoder.
+
+    FastAPI's own objects (`fastapi.encoders.ENCODERS_BY_TYPE`, `encoders_by_class_tuples`),
+    so that an entry a user adds is seen as FastAPI sees it; `fallback` for a Starlette app.
+    """
+    by_type = getattr(encoders, "ENCODERS_BY_TYPE", None)
+    if by_type is not None:
+        return by_type, encoders.encoders_by_class_tuples
+    grouped: dict[Encoder, tuple[type[Any], ...]] = {}
+    for cls, encoder in fallback.items():
+        grouped[encoder] = (*grouped.get(encoder, ()), cls)
+    return fallback, grouped
 
 
 def is_async(endpoint: Callable[..., Any]) -> bool:

@@ -32,7 +32,7 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import orjson
 from pydantic import BaseModel, TypeAdapter
@@ -43,10 +43,11 @@ from orjson_dispatch._options import ENCODE_OPTION
 __all__ = [
     "Check",
     "ContextualError",
+    "Declared",
     "Encode",
     "NotPlainError",
-    "check_of",
     "class_encoder",
+    "declared",
     "default_for",
     "model_json",
     "numpy_as_orjson",
@@ -442,19 +443,36 @@ def _inferred(value: Any, *, by_alias: bool) -> Any:
     return to_jsonable_python(value, by_alias=by_alias)
 
 
-def check_of(annotation: Any) -> tuple[Check | None, frozenset[type[BaseModel]]]:
-    """Return the check of values declared as `annotation`, and the model classes it declares.
+class Declared(NamedTuple):
+    """What values declared as one type must be to be written by orjson exactly.
 
-    The check is None when any value serializes exactly.
+    Attributes:
+        check: Tells whether a value is written exactly; None when every value is, or when
+            `root` says it all.
+        root: The model class a value must be exactly of, where the type is one model class
+            (tested inline: a call less per value).
+        models: The model classes the type declares, nested ones included.
+    """
+
+    check: Check | None
+    root: type[BaseModel] | None
+    models: frozenset[type[BaseModel]]
+
+
+def declared(annotation: Any) -> Declared:
+    """Return what values declared as `annotation` must be to be written by orjson exactly.
 
     Raises:
         NotPlainError: pydantic's serialization of `annotation` may differ from orjson's.
     """
     schema = TypeAdapter(annotation).core_schema
     checks = _Checks(_definitions(schema), {}, "_")
+    resolved = checks.resolve(schema)
+    if resolved["type"] == "model":
+        return Declared(None, resolved["cls"], frozenset({resolved["cls"]}))
     expression = checks.expression(schema, "value")
     if expression is None:
-        return None, frozenset(checks.models)
+        return Declared(None, None, frozenset(checks.models))
     lines = [
         "def check(value):",
         "    try:",
@@ -462,7 +480,8 @@ def check_of(annotation: Any) -> tuple[Check | None, frozenset[type[BaseModel]]]
         "    except (TypeError, AttributeError):",
         "        return False",
     ]
-    return _compiled("check", lines, checks.namespace), frozenset(checks.models)
+    check = _compiled("check", lines, checks.namespace)
+    return Declared(check, None, frozenset(checks.models))
 
 
 def model_json(model: BaseModel, *, by_alias: bool) -> bytes:

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from pydantic import TypeAdapter
 
-from orjson_dispatch._models import NotPlainError, check_of, default_for, without_nan, writes_nan
+from orjson_dispatch._models import NotPlainError, declared, default_for, without_nan, writes_nan
 from orjson_dispatch._options import ENCODE_OPTION, Serialization
 
 __all__ = ["TypedEncoder", "typed_encoder"]
@@ -33,7 +33,7 @@ class TypedEncoder:
             pydantic serializes every value itself.
     """
 
-    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "validate")
+    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "_root", "validate")
 
     def __init__(
         self,
@@ -50,11 +50,12 @@ class TypedEncoder:
         self._option = ENCODE_OPTION | serialization.option
         self._fast = not serialization.selective
         self._check: Callable[[Any], bool] | None = None
+        self._root: type[Any] | None = None
         self._default: Callable[[Any], Any] | None = None
         if self._fast:
             try:
-                self._check, classes = check_of(annotation)
-                self._default = default_for(classes, serialization.by_alias)
+                self._check, self._root, models = declared(annotation)
+                self._default = default_for(models, serialization.by_alias)
             except NotPlainError:
                 self._fast = False
 
@@ -69,7 +70,11 @@ class TypedEncoder:
 
     def serialize(self, value: Any) -> bytes:
         """Return the JSON of an already validated `value`."""
-        if self._fast and (self._check is None or self._check(value)):
+        if (
+            self._fast
+            and (self._root is None or type(value) is self._root)
+            and (self._check is None or self._check(value))
+        ):
             try:
                 return orjson.dumps(value, default=self._default, option=self._option)
             except TypeError:
@@ -93,7 +98,8 @@ def _typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncode
     adapter: TypeAdapter[Any] = TypeAdapter(annotation)
     return TypedEncoder(
         annotation,
-        validate=functools.partial(adapter.validate_python, from_attributes=True),
+        # The adapter's own validator: TypeAdapter.validate_python only passes its arguments on.
+        validate=functools.partial(adapter.validator.validate_python, from_attributes=True),
         dump_json=functools.partial(adapter.dump_json, **serialization.pydantic_options()),
         serialization=serialization,
     )

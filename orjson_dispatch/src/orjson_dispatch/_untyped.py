@@ -15,12 +15,11 @@ import copy
 import dataclasses
 import datetime
 import functools
-import importlib
 import json
 import math
 import re
 from collections import deque
-from collections.abc import Callable, Set
+from collections.abc import Callable
 from decimal import Decimal
 from enum import Enum
 from ipaddress import (
@@ -41,6 +40,7 @@ import orjson
 from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
+from orjson_dispatch import _fastapi
 from orjson_dispatch._models import model_json, numpy_as_orjson
 from orjson_dispatch._options import ENCODE_OPTION, Serialization, thaw
 
@@ -63,11 +63,12 @@ def _isoformat(value: datetime.date | datetime.time) -> str:
     return value.isoformat()
 
 
-# Leaf types by exact class, then by isinstance in this order; mirrors FastAPI's ENCODERS_BY_TYPE.
-_LEAF_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {
+# The table of FastAPI's jsonable_encoder, for Starlette apps: with FastAPI installed, FastAPI's
+# own table is read (`_fastapi.jsonable_encoders`).
+_STARLETTE_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {
     bytes: bytes.decode,
-    datetime.datetime: _isoformat,
     datetime.date: _isoformat,
+    datetime.datetime: _isoformat,
     datetime.time: _isoformat,
     datetime.timedelta: datetime.timedelta.total_seconds,
     Decimal: _decimal,
@@ -85,26 +86,18 @@ _LEAF_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {
     Url: str,
     AnyUrl: str,
 }
-_LEAF_CLASSES = tuple(_LEAF_ENCODERS)
-
-
-def _color_classes() -> tuple[type[Any], ...]:
-    # FastAPI encodes both colour types with str(); neither is a dependency of ours.
-    try:
-        module = importlib.import_module("pydantic_extra_types.color")
-    except ImportError:
-        return ()
-    return (module.Color,)
-
-
-_STR_CLASSES = _color_classes()
+_ENCODERS_BY_TYPE, _ENCODERS_BY_CLASSES = _fastapi.jsonable_encoders(_STARLETTE_ENCODERS)
+# What jsonable_encoder walks as a list (only these: a dict view or another Set is not one).
+_SEQUENCES = (list, set, frozenset, GeneratorType, tuple, deque)
 
 
 def encode_untyped(value: Any, serialization: Serialization) -> bytes:
     """Return the JSON FastAPI's untyped path writes for `value` (`jsonable_encoder`).
 
     Raises:
-        TypeError: `value` holds something FastAPI cannot encode either, or it is circular.
+        ValueError: `value` holds something FastAPI cannot encode either (as jsonable_encoder
+            raises it).
+        TypeError: `value` is circular.
     """
     default = _default(serialization.by_alias)
     option = ENCODE_OPTION | serialization.option
@@ -192,7 +185,7 @@ def jsonable_leaf(value: Any) -> Any:
     are left for the caller to encode.
 
     Raises:
-        TypeError: FastAPI cannot encode `value` either.
+        ValueError: FastAPI cannot encode `value` either (as jsonable_encoder raises it).
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
@@ -217,16 +210,14 @@ def jsonable_leaf(value: Any) -> Any:
     if isinstance(value, dict):
         keys = set(value.keys())
         return {key: item for key, item in value.items() if key in keys}
-    if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
+    if isinstance(value, _SEQUENCES):
         return list(value)
-    encoder = _LEAF_ENCODERS.get(type(value))
+    encoder = _ENCODERS_BY_TYPE.get(type(value))
     if encoder is not None:
         return encoder(value)
-    for cls in _LEAF_CLASSES:
-        if isinstance(value, cls):
-            return _LEAF_ENCODERS[cls](value)
-    if _STR_CLASSES and isinstance(value, _STR_CLASSES):
-        return str(value)
+    for encoder, classes in _ENCODERS_BY_CLASSES.items():
+        if isinstance(value, classes):
+            return encoder(value)
     return _mapping_or_attributes(value)
 
 
@@ -267,17 +258,19 @@ def _as_copied(value: Any) -> Any:
 
 
 def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
-    # Last resort of jsonable_encoder: dict(value), then vars(value).
+    """Return `dict(value)`, else `vars(value)`: the last resort of jsonable_encoder.
+
+    Raises:
+        ValueError: Neither works; it holds both errors, as FastAPI's does.
+    """
     try:
         return dict(value)
-    except Exception:
-        pass
+    except Exception as error:
+        mapping_error = error
     try:
-        attributes = vars(value)
-    except TypeError:
-        msg = f"Type is not JSON serializable: {type(value).__module__}.{type(value).__qualname__}"
-        raise TypeError(msg) from None
-    return dict(attributes)
+        return dict(vars(value))
+    except Exception as error:
+        raise ValueError([mapping_error, error]) from error
 
 
 def to_jsonable(value: Any, serialization: Serialization) -> Any:
@@ -287,7 +280,8 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
     the result encodes exactly.
 
     Raises:
-        TypeError: FastAPI cannot encode `value` either.
+        ValueError: FastAPI cannot encode `value` either (as jsonable_encoder raises it).
+        TypeError: A dict key `json.dumps` cannot write.
         RecursionError: `value` is circular.
     """
     include, exclude = thaw(serialization.include), thaw(serialization.exclude)
@@ -333,7 +327,7 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
             ):
                 converted[_key(key, inner)] = to_jsonable(item, inner)
         return converted
-    if isinstance(value, (list, tuple, Set, GeneratorType, deque)):
+    if isinstance(value, _SEQUENCES):
         items = []
         for item in value:
             items.append(to_jsonable(item, serialization))
