@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from orjson_dispatch import dispatch, dispatched_routes
+from tests.orjson_dispatch.versions import FASTAPI_STREAMS
 
 
 async def values() -> dict[str, int]:
@@ -33,8 +34,9 @@ def test_routes_are_listed_with_prefixes_and_mounts_each_with_its_serializer() -
     app.add_api_route("/plain", values)
     app.add_api_route("/decorated", dispatch(values))
     app.add_api_route("/decorated-html", dispatch(values), response_class=HTMLResponse)
-    app.add_api_route("/decorated-stream", dispatch(items))
-    app.router.add_api_route("/stream", items, route_class_override=DispatchRoute)
+    if FASTAPI_STREAMS:
+        app.add_api_route("/decorated-stream", dispatch(items))
+        app.router.add_api_route("/stream", items, route_class_override=DispatchRoute)
     app.include_router(outer, prefix="/v1")
     # Included a second time, as plain text: each inclusion is served with its own settings
     # (DispatchRoute leaves routes under a response class that does not render JSON to FastAPI).
@@ -48,8 +50,8 @@ def test_routes_are_listed_with_prefixes_and_mounts_each_with_its_serializer() -
         "GET /plain": False,
         "GET /decorated": True,
         "GET /decorated-html": False,
-        "GET /decorated-stream": False,
-        "GET /stream": True,
+        # Outside DispatchRoute, FastAPI streams a decorated generator endpoint itself.
+        **({"GET /decorated-stream": False, "GET /stream": True} if FASTAPI_STREAMS else {}),
         "GET /v1/json": True,
         "GET /v1/text": False,
         "POST /v1/inner/deep": True,

@@ -18,6 +18,7 @@ from pydantic import BaseModel, model_validator
 
 from tests.orjson_dispatch.apps import Twin
 from tests.orjson_dispatch.compare import assert_identical
+from tests.orjson_dispatch.versions import FASTAPI_STREAMS, NEEDS_STREAMS
 
 pytestmark = pytest.mark.parametrize(
     "twin", [None, DispatchRoute], ids=["dispatch", "DispatchRoute"], indirect=True
@@ -124,6 +125,7 @@ def test_after_validator_rejecting_a_returned_instance_is_a_server_error(twin: T
     assert_identical(ours, fastapi)
 
 
+@pytest.mark.skipif(not FASTAPI_STREAMS, reason=NEEDS_STREAMS)
 def test_typed_json_lines_items_are_validated_as_fastapi_validates_them(twin: Twin) -> None:
     async def endpoint() -> AsyncIterator[Public]:
         public = Public(name="a")
@@ -187,6 +189,7 @@ def test_include_and_exclude_mixing_all_and_indexes(twin: Twin, selection: Any) 
     assert_identical(ours, fastapi)
 
 
+@pytest.mark.skipif(not FASTAPI_STREAMS, reason=NEEDS_STREAMS)
 @pytest.mark.parametrize("selection", SELECTIONS, ids=["include", "exclude", "exclude-index"])
 def test_include_and_exclude_mixing_all_and_indexes_in_streams(twin: Twin, selection: Any) -> None:
     async def endpoint() -> AsyncIterator[Basket]:

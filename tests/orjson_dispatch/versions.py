@@ -53,3 +53,6 @@ FASTAPI_DUMPS_JSON = FASTAPI >= (0, 130)
 #: (https://github.com/fastapi/fastapi/pull/16043); before, a model inside a dict kept its
 #: defaults. orjson-dispatch follows the fixed behaviour.
 FASTAPI_NESTED_EXCLUDE_DEFAULTS = FASTAPI >= (0, 140, 9)
+#: FastAPI 0.134 streams what generator endpoints yield (JSON Lines; 0.135 Server-Sent Events).
+FASTAPI_STREAMS = FASTAPI >= (0, 134)
+NEEDS_STREAMS = "FastAPI streams generator endpoints from 0.134"

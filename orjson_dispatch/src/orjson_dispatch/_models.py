@@ -513,9 +513,13 @@ def _model_default(cls: type[BaseModel], by_alias: bool) -> Callable[[Any], Any]
 
 
 def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
-    """Return pydantic's JSON of `model`, NaN and infinities written as null (strict JSON)."""
+    """Return pydantic's JSON of `model`, NaN and infinities written as null (strict JSON).
+
+    The body is looked at, not the class's schema: a model held by a field declared `Any` has
+    settings of its own (`ser_json_inf_nan="constants"`), which some pydantic releases apply.
+    """
     body = model.__pydantic_serializer__.to_json(model, by_alias=by_alias, fallback=numpy_as_orjson)
-    return without_nan(body) if writes_nan(type(model).__pydantic_core_schema__) else body
+    return without_nan(body)
 
 
 def numpy_as_orjson(value: Any) -> Any:
