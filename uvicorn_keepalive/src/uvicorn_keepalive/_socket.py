@@ -58,18 +58,13 @@ def _plan(settings: KeepaliveSettings, constants: tuple[int | None, ...]) -> Pla
             settings.user_timeout,
             settings.detection_time * 1000,
         )
-    default = "stays at the system default"
+    default, ack = "stays at the system default", "may wait for an ACK"
     wanted = [
         (idle_name, keepidle or keepalive, settings.idle, f"the idle time {default}"),
         ("TCP_KEEPINTVL", keepintvl, settings.interval, f"the probe interval {default}"),
         ("TCP_KEEPCNT", keepcnt, settings.count, f"the probe count {default}"),
         ("TCP_USER_TIMEOUT", user_timeout, settings.user_timeout, "user_timeout is ignored"),
-        (
-            "TCP_NODELAY",
-            nodelay,
-            1 if settings.nodelay else None,
-            "small responses may wait for an ACK",
-        ),
+        ("TCP_NODELAY", nodelay, 1 if settings.nodelay else None, f"small responses {ack}"),
     ]
     options = [("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
     for name, option, value, consequence in wanted:
