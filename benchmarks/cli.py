@@ -52,7 +52,9 @@ class Profile(NamedTuple):
 # configurations as every run), the 1.5k-token body, the scaling sizes at one connection.
 _BODIES = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
 _SCALING = ("tokens-256", "tokens-4096", "tokens-16384", "tokens-262144")
-_KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32))
+# A new connection per request (churn), long-lived connections, and one connection: the
+# latency of a request on a reused connection (Nagle against delayed ACKs shows there).
+_KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32), Cell("plain", 1))
 
 FULL = Profile(
     serialization=(
@@ -86,7 +88,7 @@ QUICK = Profile(
     inprocess=((TOOLCALL, CHUNKS), "--processes=2 --values=3 --warmups=1 --min-time=0.05"),
     only={
         "serialization": {"typed", "dump-json", "dispatch-model", "dispatch-route", "orjson-limit"},
-        "keepalive": {"stock", "keepalive", "stock-b"},
+        "keepalive": {"stock", "keepalive", "stock-b", "keepalive-asyncio", "keepalive-asyncio-w2"},
         "streaming": {"fastapi-jsonl-typed", "fastapi-sse-typed", "sse-starlette", "orjson-limit"}
         | {"dispatch-route-jsonl", "dispatch-route-sse"},
     },

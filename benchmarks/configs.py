@@ -1,8 +1,8 @@
 """The server configurations each suite compares, and the baselines of its ratios.
 
 A configuration is one uvicorn process: the ASGI app, the endpoint's path (``{body}`` stands for
-the body's name), a path that answers 200 once the app is up, uvicorn's ``--http`` and
-``--workers``.
+the body's name), a path that answers 200 once the app is up, uvicorn's ``--http``,
+``--workers`` and ``--loop`` (None: uvloop when installed, else asyncio).
 """
 
 from dataclasses import dataclass
@@ -19,6 +19,7 @@ class ServerConfig:
     health: str = "/health"
     http: str = "httptools"
     workers: int = 1
+    loop: str | None = None
 
     def url_path(self, body: str) -> str:
         """Return the endpoint's path for the body called ``body``."""
@@ -53,19 +54,35 @@ SERIALIZATION_BASELINES = ("untyped", "typed", "orjson-limit")
 
 _KEEPALIVE = "uvicorn_keepalive:Protocol"
 #: Stock uvicorn against uvicorn-keepalive, with one and two workers. ``stock-b``, a second
-#: stock server, measures how far apart two identical servers are (an A/A comparison).
+#: stock server, measures how far apart two identical servers are (an A/A comparison). The
+#: ``asyncio`` ones run the asyncio loop: there ``--workers 2`` leaves TCP_NODELAY off unless
+#: uvicorn-keepalive sets it (uvloop always does), and a response written in two parts waits
+#: for the client's delayed ACK.
 KEEPALIVE_CONFIGS = tuple(
-    ServerConfig(name, label, "benchmarks.apps.plain:app", "/", "/", http, workers)
+    ServerConfig(name, label, "benchmarks.apps.plain:app", "/", "/", http, workers,
+                 loop="asyncio" if "asyncio" in name else None)
     for name, label, http, workers in (
         ("stock", "uvicorn HttpToolsProtocol, 1 worker", "httptools", 1),
         ("keepalive", "uvicorn_keepalive.Protocol, 1 worker", _KEEPALIVE, 1),
         ("stock-b", "uvicorn HttpToolsProtocol, 1 worker, a second process (A/A)", "httptools", 1),
         ("stock-w2", "uvicorn HttpToolsProtocol, 2 workers", "httptools", 2),
         ("keepalive-w2", "uvicorn_keepalive.Protocol, 2 workers", _KEEPALIVE, 2),
+        ("stock-asyncio", "uvicorn HttpToolsProtocol, 1 worker, asyncio", "httptools", 1),
+        ("stock-asyncio-w2", "uvicorn HttpToolsProtocol, 2 workers, asyncio", "httptools", 2),
+        ("keepalive-asyncio", "uvicorn_keepalive.Protocol, 1 worker, asyncio", _KEEPALIVE, 1),
+        ("keepalive-asyncio-w2", "uvicorn_keepalive.Protocol, 2 workers, asyncio", _KEEPALIVE, 2),
     )
-)
-#: Each keepalive configuration is divided by the stock one with as many workers.
-KEEPALIVE_BASELINES = {"keepalive": "stock", "stock-b": "stock", "keepalive-w2": "stock-w2"}
+)  # fmt: skip
+#: Each keepalive configuration is divided by the stock one with as many workers and the same
+#: loop; on asyncio, two workers are also divided by one worker of the same protocol.
+KEEPALIVE_BASELINES = {
+    "keepalive": ("stock",),
+    "stock-b": ("stock",),
+    "keepalive-w2": ("stock-w2",),
+    "keepalive-asyncio": ("stock-asyncio",),
+    "stock-asyncio-w2": ("stock-asyncio",),
+    "keepalive-asyncio-w2": ("stock-asyncio-w2", "keepalive-asyncio"),
+}
 
 #: One uvicorn worker each; events per second are divided by the hand-written stream's.
 STREAMING_CONFIGS = tuple(

@@ -27,7 +27,7 @@ class ServerError(RuntimeError):
 
 def uvicorn_command(config: ServerConfig, port: int) -> list[str]:
     """Return the uvicorn command line that runs ``config`` on ``port``."""
-    loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    loop = config.loop or ("uvloop" if importlib.util.find_spec("uvloop") else "asyncio")
     options = f"--host 127.0.0.1 --port {port} --http {config.http} --loop {loop} --workers "
     options += f"{config.workers} --no-access-log --log-level warning"
     return [sys.executable, "-m", "uvicorn", config.app, *options.split()]

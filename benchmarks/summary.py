@@ -163,8 +163,8 @@ def render(results: Mapping[str, Any]) -> str:
         title = "Streaming chat-completion chunks"
         lines += section(title, suite, "events_per_s", baselines, STREAM_TIMES)
     if "keepalive" in results:
-        baselines = {config: (base,) for config, base in KEEPALIVE_BASELINES.items()}
-        lines += section("TCP keepalive", results["keepalive"], "rps", baselines, LATENCY)
+        times = [("latency ms p50 / p99", "latency_us", ("p50", "p99"), 1e-3)]
+        lines += section("TCP keepalive", results["keepalive"], "rps", KEEPALIVE_BASELINES, times)
     return "\n".join(lines)
 
 

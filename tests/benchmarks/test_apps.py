@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.bodies import TOOLCALL, body, raw
 from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS
-from benchmarks.server import Server, get, running
+from benchmarks.server import Server, get, running, uvicorn_command
 
 
 def test_bodies_are_deterministic_and_sized_like_model_server_traffic() -> None:
@@ -62,3 +62,10 @@ def test_stopped_servers_are_gone(tmp_path: Path) -> None:
         assert get(server.port, "/")[0] == 200
     with pytest.raises(ConnectionRefusedError):
         get(server.port, "/", timeout=2)
+
+
+def test_the_asyncio_configurations_run_the_asyncio_loop() -> None:
+    for config in KEEPALIVE_CONFIGS:
+        command = " ".join(uvicorn_command(config, 8000))
+        assert ("--loop asyncio" in command) == ("asyncio" in config.name), command
+        assert f"--workers {config.workers} " in command

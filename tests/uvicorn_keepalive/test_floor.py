@@ -50,10 +50,11 @@ def floor_python() -> Path:
         return python
     shutil.rmtree(VENV, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "virtualenv", "--quiet", str(VENV)], check=True)
-    # With the uv that scripts/bootstrap installs beside this Python where it works, else pip.
+    # With the uv that scripts/bootstrap installs beside this Python, given pip's configuration
+    # by scripts/uv_env.py (uv reads none of it), where that works; else with pip.
     uv = Path(sys.executable).with_name("uv")
-    uv_install = [str(uv), "pip", "install", "--quiet", "--compile-bytecode", "--python"]
-    command = [*uv_install, str(python), *requirements()]
+    uv_env = [sys.executable, str(ROOT / "scripts" / "uv_env.py"), str(uv), "pip", "install"]
+    command = [*uv_env, "--quiet", "--compile-bytecode", "--python", str(python), *requirements()]
     if not (uv.exists() and subprocess.run(command, check=False).returncode == 0):
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
         subprocess.run([*pip, *requirements()], check=True)

@@ -1,10 +1,6 @@
-"""TCP keepalive, and TCP_NODELAY, on every connection uvicorn accepts, and for clients.
+"""TCP keepalive and TCP_NODELAY on every connection uvicorn accepts, and for clients.
 
-``uvicorn --http uvicorn_keepalive:Protocol app:app`` turns on SO_KEEPALIVE with an idle
-time, probe interval and probe count on each accepted TCP connection, so that NAT gateways
-and load balancers never see it idle for long and a vanished peer is detected; the client
-side gets the same with `socket_options` (httpx) and `socket_factory` (aiohttp). See the
-README for the exact behaviour.
+``uvicorn --http uvicorn_keepalive:Protocol app:app``; the README states the exact behaviour.
 """
 
 from uvicorn_keepalive._client import set_keepalive, socket_factory, socket_options

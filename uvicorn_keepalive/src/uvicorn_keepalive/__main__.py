@@ -1,9 +1,8 @@
-"""``python -m uvicorn_keepalive --check``: check the ``UVICORN_KEEPALIVE_*`` variables.
+"""``python -m uvicorn_keepalive --check``: print the settings in force, exit 0.
 
-Importing the package reads them: a bad one is printed, naming it, and ends the process with
-status 3 before this module runs. Otherwise the settings in force are printed and the status
-is 0. Meant for deployment scripts, before ``uvicorn --workers N``, whose supervisor exits 0
-when its workers fail to start.
+A bad ``UVICORN_KEEPALIVE_*`` variable is named and ends the process with status 3 at the
+package's import, before this runs. For scripts, before ``uvicorn --workers N``, whose
+supervisor exits 0 when its workers fail to start.
 """
 
 from __future__ import annotations

@@ -5,29 +5,17 @@ from __future__ import annotations
 import ast
 import asyncio
 import functools
-from typing import Any, ClassVar, Literal, cast, overload
+from typing import ClassVar, Literal, cast, overload
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from uvicorn_keepalive._settings import KeepaliveSettings, announce, logger
+from uvicorn_keepalive._settings import KeepaliveSettings, announce, from_arguments, logger
 from uvicorn_keepalive._socket import Plan, apply, is_tcp, plan
 
 # uvicorn's STARTUP_FAILURE (in uvicorn.main before 0.36, uvicorn.config since) and
 # gunicorn's WORKER_BOOT_ERROR: both stop on it instead of respawning the worker.
 STARTUP_FAILURE = 3
-
-
-def _environment_settings() -> KeepaliveSettings:
-    # Importing this package is the only code of it that uvicorn runs before it accepts
-    # connections (--http uvicorn_keepalive:Protocol), in each worker, and gunicorn's arbiter
-    # runs before it forks: a bad variable ends the process there, as uvicorn does for a bad
-    # option, with the status on which uvicorn's supervisor and gunicorn stop.
-    try:
-        return KeepaliveSettings.from_environment()
-    except ValueError as exc:
-        logger.error("%s", exc)
-        raise SystemExit(STARTUP_FAILURE) from None
 
 
 class _Keepalive(asyncio.Protocol):
@@ -54,12 +42,11 @@ class _Keepalive(asyncio.Protocol):
 class Protocol(_Keepalive, HttpToolsProtocol):
     """uvicorn's httptools protocol applying the settings to every TCP connection.
 
-    ``uvicorn --http uvicorn_keepalive:Protocol app:app``, or
-    ``uvicorn.run(app, http=uvicorn_keepalive.Protocol)``. Its settings come from the
-    ``UVICORN_KEEPALIVE_*`` variables, read once, when the package is imported (uvicorn
-    imports it at startup, in each worker); a bad one is logged at ERROR and ends the
-    process with status 3, uvicorn's and gunicorn's "failed to start". Use
-    `uvicorn_keepalive.protocol` to choose the settings in Python.
+    ``uvicorn --http uvicorn_keepalive:Protocol app:app``, or ``uvicorn.run(app,
+    http=uvicorn_keepalive.Protocol)``. The settings come from the ``UVICORN_KEEPALIVE_*``
+    variables, read when the package is imported (by uvicorn at startup, in each worker); a
+    bad one is logged at ERROR and ends the process with status 3, on which uvicorn and
+    gunicorn stop. `protocol` chooses the settings in Python.
     """
 
 
@@ -68,7 +55,15 @@ class H11Protocol(_Keepalive, _UvicornH11Protocol):
 
 
 _BASES: dict[str, type[_Keepalive]] = {"httptools": Protocol, "h11": H11Protocol}
-_ENVIRONMENT = _environment_settings()
+# Importing this package is the only code of it that uvicorn runs before it accepts
+# connections (--http uvicorn_keepalive:Protocol), in each worker, and gunicorn's arbiter
+# runs before it forks: a bad variable ends the process there, as uvicorn does for a bad
+# option, with the status on which uvicorn's supervisor and gunicorn stop.
+try:
+    _ENVIRONMENT = KeepaliveSettings.from_environment()
+except ValueError as exc:
+    logger.error("%s", exc)
+    raise SystemExit(STARTUP_FAILURE) from None
 for _cls in _BASES.values():
     _cls.__module__ = "uvicorn_keepalive"  # documented and pickled under its public name
     _cls.keepalive, _cls._plan = _ENVIRONMENT, plan(_ENVIRONMENT)
@@ -130,23 +125,15 @@ def protocol(
     nodelay: bool | None = None,
     http: Literal["httptools", "h11"] = "httptools",
 ) -> type[Protocol] | type[H11Protocol]:
-    """Return a subclass of `Protocol` (``http="h11"``: of `H11Protocol`) with these settings.
+    """A subclass of `Protocol` (``http="h11"``: of `H11Protocol`) with these settings.
 
-    An argument left at ``None`` comes from its ``UVICORN_KEEPALIVE_*`` variable when
-    that is set, else from its default (see `KeepaliveSettings`). The same settings give
-    the same class within a process; it pickles by reference to its name, which holds
+    The settings, and their errors, are those of `KeepaliveSettings.from_environment`; an
+    ``http`` other than ``"httptools"`` and ``"h11"`` raises ValueError. The same settings
+    give the same class within a process; it pickles by reference to its name, which holds
     the settings, so uvicorn's ``workers > 1`` rebuilds it in each worker. Pass it as
     ``http=`` to ``uvicorn.run()`` or ``uvicorn.Config``.
-
-    Raises:
-        TypeError: A setting has the wrong type.
-        ValueError: A setting, or a variable it reads, is out of range (the message names
-            it), or ``http`` is neither ``"httptools"`` nor ``"h11"``.
     """
     if http not in _BASES:
         raise ValueError(f'http must be "httptools" or "h11", got {http!r}')
-    given: dict[str, Any] = {"idle": idle, "interval": interval, "count": count}
-    settings = KeepaliveSettings.from_environment(
-        **given, user_timeout=user_timeout, nodelay=nodelay
-    )
+    settings = from_arguments(idle, interval, count, user_timeout, nodelay)
     return _subclass(http, settings)  # type: ignore[return-value]

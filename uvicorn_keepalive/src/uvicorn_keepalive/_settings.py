@@ -1,4 +1,4 @@
-"""The settings: defaults, ranges and environment variables, stated once; the package's logger."""
+"""The settings, with their defaults, ranges and environment variables; the package's logger."""
 
 from __future__ import annotations
 
@@ -87,21 +87,16 @@ class KeepaliveSettings:
     def from_environment(
         cls, environ: Mapping[str, str] | None = None, /, **explicit: int | bool | None
     ) -> KeepaliveSettings:
-        """Build settings from explicit values, the ``UVICORN_KEEPALIVE_*`` variables, defaults.
+        """Each setting from ``explicit`` (unless ``None``), else its variable, else its default.
 
-        Each setting comes from ``explicit`` when given there and not ``None``, else from
-        its variable (``UVICORN_KEEPALIVE_`` and the field's name in capitals), else from
-        its default. A variable that is empty or only blanks counts as unset; any other
-        value must be ASCII decimal digits (blanks around them allowed) in range;
-        ``UVICORN_KEEPALIVE_NODELAY`` is ``1`` or ``0``. Any other ``UVICORN_KEEPALIVE_*``
-        variable is logged at WARNING, naming the known ones, and ignored.
+        A setting's variable is ``UVICORN_KEEPALIVE_`` and its name in capitals; empty or blank
+        counts as unset, any other value must be ASCII decimal digits, blanks around them
+        allowed (``UVICORN_KEEPALIVE_NODELAY``: ``1`` or ``0``). Other ``UVICORN_KEEPALIVE_*``
+        variables are logged at WARNING, naming the known ones, and ignored.
 
         Args:
             environ: The environment to read; ``os.environ`` when ``None``.
             **explicit: Settings that win over the environment, by field name.
-
-        Returns:
-            The validated settings.
 
         Raises:
             TypeError: An explicit value has the wrong type.
@@ -122,18 +117,22 @@ class KeepaliveSettings:
             raw = environ.get(variable, "").strip()
             if name in values or not raw:
                 continue
-            # int() would also take "1_0", "+5" and non-ASCII digits such as "٣".
-            if not (raw.isascii() and raw.isdigit()):
-                expected = "1 or 0" if name == "nodelay" else "a decimal integer (ASCII digits 0-9)"
-                raise ValueError(f"{variable}={raw!r} is invalid: {name} must be {expected}")
-            if name == "nodelay" and raw not in ("0", "1"):
-                raise ValueError(f"{variable}={raw!r} is invalid: nodelay must be 1 or 0")
-            values[name] = raw == "1" if name == "nodelay" else int(raw)
             try:
+                if name == "nodelay" and raw not in ("0", "1"):
+                    raise ValueError("nodelay must be 1 or 0")
+                # int() would also take "1_0", "+5" and non-ASCII digits such as "٣".
+                if not (raw.isascii() and raw.isdigit()):
+                    raise ValueError(f"{name} must be a decimal integer (ASCII digits 0-9)")
+                values[name] = raw == "1" if name == "nodelay" else int(raw)
                 cls(**{name: values[name]})  # type: ignore[arg-type]
             except ValueError as exc:
                 raise ValueError(f"{variable}={raw!r} is invalid: {exc}") from None
         return cls(**values)  # type: ignore[arg-type]
+
+
+def from_arguments(*values: int | bool | None) -> KeepaliveSettings:
+    """`KeepaliveSettings.from_environment` of idle, interval, count, user_timeout, nodelay."""
+    return KeepaliveSettings.from_environment(**dict(zip(VARIABLES, values, strict=True)))
 
 
 def announce(settings: KeepaliveSettings) -> bool:

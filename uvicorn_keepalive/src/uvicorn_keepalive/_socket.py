@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import socket
 import sys
 from asyncio.trsock import TransportSocket
+from typing import NamedTuple
 
 from uvicorn_keepalive._settings import KeepaliveSettings, logger
 
@@ -15,31 +15,21 @@ SocketLike = socket.socket | TransportSocket
 
 
 def is_tcp(address: object) -> bool:
-    """Whether a socket whose local address is ``address`` is TCP over IPv4 or IPv6.
-
-    Python decodes an address by the family the kernel reports: a ``(host, port, ...)``
-    tuple for AF_INET and AF_INET6, a path for AF_UNIX. The family of the socket object
-    may lie (uvicorn wraps an ``--fd`` listener as AF_UNIX whatever it is) and its
-    ``proto`` may be 0 (uvicorn's ``--workers`` listener).
-    """
+    """Whether a socket whose local address is ``address`` is TCP over IPv4 or IPv6."""
+    # Python decodes an address by the family the kernel reports: a tuple for IP, a path for
+    # AF_UNIX. The socket object's family may lie (uvicorn wraps an --fd listener as AF_UNIX)
+    # and its proto may be 0 (uvicorn's --workers listener).
     return isinstance(address, tuple)
 
 
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    """The calls that apply one set of settings on this platform.
+class Plan(NamedTuple):
+    """The calls that apply one set of settings on this platform."""
 
-    Attributes:
-        options: ``(name, level, option, value)`` of each ``setsockopt`` call,
-            ``SO_KEEPALIVE`` first.
-        keepalive_vals: Windows' ``SIO_KEEPALIVE_VALS`` ioctl as ``(control, idle ms,
-            interval ms)`` where Python has no ``TCP_KEEPIDLE``: Windows before 10 1709,
-            whose Python build removes the constants at import.
-            https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
-    """
-
-    options: tuple[tuple[str, int, int, int], ...]
-    keepalive_vals: tuple[int, int, int] | None = None
+    options: tuple[tuple[str, int, int, int], ...]  # (name, level, option, value), SO_KEEPALIVE 1st
+    # (control, idle ms, interval ms) of Windows' SIO_KEEPALIVE_VALS ioctl where Python has no
+    # TCP_KEEPIDLE (Windows before 10 1709, whose Python build removes the constants):
+    # https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
+    keepalive_vals: tuple[int, int, int] | None
 
 
 _CONSTANTS = ("TCP_KEEPIDLE", "TCP_KEEPALIVE", "TCP_KEEPINTVL", "TCP_KEEPCNT",
@@ -47,12 +37,7 @@ _CONSTANTS = ("TCP_KEEPIDLE", "TCP_KEEPALIVE", "TCP_KEEPINTVL", "TCP_KEEPCNT",
 
 
 def plan(settings: KeepaliveSettings) -> Plan:
-    """The calls that apply ``settings`` with the constants the ``socket`` module has.
-
-    Worked out once per process, settings and constants: then an option the platform
-    lacks is logged at WARNING, and so is a ``user_timeout`` shorter than the detection
-    time.
-    """
+    """The calls that apply ``settings``, worked out (and warned about) once per process."""
     return _plan(settings, tuple(getattr(socket, name, None) for name in _CONSTANTS))
 
 
@@ -64,29 +49,27 @@ def _plan(settings: KeepaliveSettings, constants: tuple[int | None, ...]) -> Pla
         keepalive_vals = (sio, settings.idle * 1000, settings.interval * 1000)
     # macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
     idle_name = "TCP_KEEPIDLE" if keepidle is not None or keepalive is None else "TCP_KEEPALIVE"
-    default = "stays at the system default"
+    if settings.user_timeout is not None and settings.user_timeout < settings.detection_time * 1000:
+        # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one probe is
+        # unanswered past it (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
+        logger.warning(
+            "user_timeout=%d ms is shorter than idle + interval x count = %d ms: "
+            "a single unanswered keepalive probe will close an idle connection",
+            settings.user_timeout,
+            settings.detection_time * 1000,
+        )
+    default, ack = "stays at the system default", "may wait for an ACK"
     wanted = [
         (idle_name, keepidle or keepalive, settings.idle, f"the idle time {default}"),
         ("TCP_KEEPINTVL", keepintvl, settings.interval, f"the probe interval {default}"),
         ("TCP_KEEPCNT", keepcnt, settings.count, f"the probe count {default}"),
+        ("TCP_USER_TIMEOUT", user_timeout, settings.user_timeout, "user_timeout is ignored"),
+        ("TCP_NODELAY", nodelay, 1 if settings.nodelay else None, f"small responses {ack}"),
     ]
-    if settings.user_timeout is not None:
-        wanted.append(
-            ("TCP_USER_TIMEOUT", user_timeout, settings.user_timeout, "user_timeout is ignored")
-        )
-        if settings.user_timeout < settings.detection_time * 1000:
-            # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one probe is
-            # unanswered past it (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
-            logger.warning(
-                "user_timeout=%d ms is shorter than idle + interval x count = %d ms: "
-                "a single unanswered keepalive probe will close an idle connection",
-                settings.user_timeout,
-                settings.detection_time * 1000,
-            )
-    if settings.nodelay:
-        wanted.append(("TCP_NODELAY", nodelay, 1, "small responses may wait for an ACK"))
     options = [("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
     for name, option, value, consequence in wanted:
+        if value is None:
+            continue
         if option is not None:
             options.append((name, socket.IPPROTO_TCP, option, value))
         elif keepalive_vals is None or name not in ("TCP_KEEPIDLE", "TCP_KEEPINTVL"):
@@ -100,17 +83,7 @@ def _plan(settings: KeepaliveSettings, constants: tuple[int | None, ...]) -> Pla
 
 
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
-    """Make the calls of ``plan`` on the TCP socket ``sock`` in order; never raises OSError.
-
-    A refused call (EINVAL, ENOPROTOOPT, ECONNRESET after an early reset, EBADF...) is
-    logged at DEBUG and skipped; if ``SO_KEEPALIVE`` itself is refused nothing else is
-    tried. uvloop's socket makes a socket object for each call, and only a
-    ``socket.socket`` has ``ioctl()``: there the descriptor is borrowed as one socket
-    object, detached again, so that it is never closed.
-
-    Returns:
-        What was applied: option name to the value the kernel accepted.
-    """
+    """Make the calls of ``plan`` on ``sock`` as `set_keepalive` says; return what was applied."""
     applied: dict[str, int] = {}
     fileno = sock.fileno()
     if fileno < 0:  # closed
@@ -118,7 +91,8 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
     direct = isinstance(sock, socket.socket) or (
         isinstance(sock, TransportSocket) and plan.keepalive_vals is None
     )
-    # Family and type given: their detection would cost a getsockopt each.
+    # uvloop's socket, and asyncio's for the ioctl only a socket.socket has, go through one
+    # borrowing the descriptor, detached after. Family and type given: no getsockopt each.
     target = sock if direct else socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
     try:
         for name, level, option, value in plan.options:

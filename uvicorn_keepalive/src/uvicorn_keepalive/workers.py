@@ -1,9 +1,7 @@
-"""gunicorn worker classes applying the settings (install the ``gunicorn`` extra).
+"""gunicorn workers serving with `uvicorn_keepalive.Protocol` (install the ``gunicorn`` extra).
 
-``gunicorn -k uvicorn_keepalive.workers.UvicornWorker app:app`` runs uvicorn-worker's
-``UvicornWorker`` with `uvicorn_keepalive.Protocol`. The settings come from the
-``UVICORN_KEEPALIVE_*`` variables, read when gunicorn's arbiter imports this module,
-before it forks any worker.
+``gunicorn -k uvicorn_keepalive.workers.UvicornWorker app:app``. The settings are read when
+gunicorn's arbiter imports this module, before it forks any worker.
 """
 
 from __future__ import annotations
