@@ -17,6 +17,7 @@ __all__ = [
     "VALIDATION_ERRORS",
     "effective_route",
     "is_async",
+    "ping_interval",
     "response_validation_error",
     "route_being_built",
     "seed_endpoint_context",
@@ -53,6 +54,13 @@ def is_async(endpoint: Callable[..., Any]) -> bool:
     return not inspect.isroutine(endpoint) and inspect.iscoroutinefunction(
         getattr(endpoint, "__call__", None)  # noqa: B004 - a callable object
     )
+
+
+def ping_interval() -> float:
+    """Return the seconds of silence after which FastAPI's Server-Sent Events send a ping."""
+    # FastAPI 0.135 pings after `_PING_INTERVAL` seconds (15), a constant of fastapi.sse that
+    # fastapi.routing imports and reads when a stream is silent.
+    return float(getattr(routing, "_PING_INTERVAL", 15.0))
 
 
 def signature(endpoint: Callable[..., Any]) -> inspect.Signature:

@@ -19,14 +19,15 @@ from typing import Any
 from fastapi.datastructures import DefaultPlaceholder
 from fastapi.routing import APIRoute
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._dispatch import dispatched
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, rendering, renders_json
 from orjson_dispatch._responder import field_encoder, response_class_in_force, route_encoder
-from orjson_dispatch._streams import EventStream, event_bodies, json_line_bodies
+from orjson_dispatch._stream_settings import StreamSettings
+from orjson_dispatch._streams import Stream, event_stream, json_line_frame
 
 __all__ = ["DispatchRoute"]
 
@@ -51,11 +52,21 @@ class DispatchRoute(APIRoute):
     endpoints already wrapped in `dispatch` are left as they are.
 
     Attributes:
+        stream_settings: The ping interval and send timeout of the route's streams; set it in
+            a subclass (`StreamSettings()`, the default, is FastAPI's behaviour).
         dispatched: Whether the route's handler (the last one built) serializes with orjson. A
             debug line on the "orjson_dispatch" logger says so for every handler built.
     """
 
     dispatched: bool = False
+    stream_settings: StreamSettings = StreamSettings()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        settings: object = cls.stream_settings
+        if not isinstance(settings, StreamSettings):
+            msg = f"{cls.__qualname__}.stream_settings must be a StreamSettings"
+            raise TypeError(msg)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         """Return FastAPI's handler for this route, serializing returned values with orjson."""
@@ -74,7 +85,7 @@ class DispatchRoute(APIRoute):
             return super().get_route_handler()
         substitutes: dict[str, Any]
         if _streams(route):
-            substitutes = _stream_substitutes(route)
+            substitutes = _stream_substitutes(route, self.stream_settings)
         else:
             field = route.response_field
             # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
@@ -94,14 +105,13 @@ class DispatchRoute(APIRoute):
         return handler
 
 
-def _stream_substitutes(route: Any) -> dict[str, Any]:
+def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
     """Serve a generator endpoint's stream with `_streams`, FastAPI doing everything else.
 
     FastAPI's handler is given an endpoint that creates the generator and returns the finished
     streaming response (FastAPI attaches background tasks to a returned response), and no
     stream settings, so that it solves the dependencies and calls the endpoint as for any route.
     """
-    from fastapi import routing  # noqa: PLC0415
     from fastapi.sse import KEEPALIVE_COMMENT  # noqa: PLC0415
 
     dependant = copy.copy(route.dependant)
@@ -134,18 +144,21 @@ def _stream_substitutes(route: Any) -> dict[str, Any]:
         extra = {"status_code": status} if status else {}
         response: Response
         if sse:
-            response = EventStream(
-                event_bodies(items, encode_item),
+            response = event_stream(
+                items,
+                encode_item,
                 ping=KEEPALIVE_COMMENT,
-                ping_interval=getattr(routing, "_PING_INTERVAL", 15.0),
+                ping_interval=settings.ping_interval or _fastapi.ping_interval(),
+                send_timeout=settings.send_timeout,
                 **extra,
             )
-            response.headers["Cache-Control"] = "no-cache"
-            # nginx buffers responses unless told not to.
-            response.headers["X-Accel-Buffering"] = "no"
         else:
-            response = StreamingResponse(
-                json_line_bodies(items, encode_item), media_type="application/jsonl", **extra
+            response = Stream(
+                items,
+                json_line_frame(encode_item),
+                media_type="application/jsonl",
+                send_timeout=settings.send_timeout,
+                **extra,
             )
         response.headers.raw.extend(sub_response.headers.raw)
         return response
