@@ -9,9 +9,12 @@ serving:
 * ``/health`` and ``/v1/models`` answer through the ``orjson_dispatch.dispatch`` decorator;
 * the completion routes are an ``APIRouter(route_class=orjson_dispatch.DispatchRoute)``: large
   token id and logprob lists are encoded at orjson speed with FastAPI's semantics (validation,
-  status codes, headers set on the injected ``Response``, OpenAPI), and with ``"stream": true``
-  the tokens go out as Server-Sent Events in OpenAI's wire format, one orjson call per chunk,
-  ending with ``data: [DONE]``.
+  status codes, headers set on the injected ``Response``, OpenAPI); each path answers a JSON
+  body, or with ``"stream": true`` Server-Sent Events in OpenAI's wire format (the return type
+  ``Completion | ServerSentEvents[...]`` declares both, and ``/docs`` shows both), ending with
+  ``data: [DONE]``, the usage chunk first when ``stream_options.include_usage`` is set;
+* errors have OpenAI's shape, ``{"error": {"message", "type", "param", "code"}}``, so that the
+  ``openai`` client shows their message.
 
 Run it with ``scripts/demo``, or by hand::
 
@@ -20,7 +23,6 @@ Run it with ``scripts/demo``, or by hand::
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -28,12 +30,14 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Literal
 
-from fastapi import APIRouter, FastAPI, Response
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.sse import ServerSentEvent
 from pydantic import BaseModel, Field
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.exceptions import HTTPException
 
-from orjson_dispatch import DispatchRoute, dispatch
+from orjson_dispatch import DispatchRoute, ServerSentEvents, dispatch
 
 MODEL = "toy-lm-1"
 # Token ids 0-255 are the UTF-8 bytes of the prompt; the model generates words.
@@ -49,6 +53,10 @@ MAX_TOKENS = 65_536
 # --- requests -------------------------------------------------------------------------------------
 
 
+class StreamOptions(BaseModel):
+    include_usage: bool = Field(default=False, description="End the stream with the usage.")
+
+
 class CompletionRequest(BaseModel):
     """The body of ``POST /v1/completions``."""
 
@@ -58,6 +66,7 @@ class CompletionRequest(BaseModel):
     seed: int | None = Field(default=None, description="Same seed, same completion.")
     logprobs: bool = Field(default=True, description="Return the logprob of every token.")
     stream: bool = Field(default=False, description="Send the tokens as Server-Sent Events.")
+    stream_options: StreamOptions | None = None
 
 
 class InputMessage(BaseModel):
@@ -73,6 +82,7 @@ class ChatRequest(BaseModel):
     max_tokens: int = Field(default=16, ge=1, le=MAX_TOKENS)
     seed: int | None = Field(default=None, description="Same seed, same completion.")
     stream: bool = Field(default=False, description="Send the tokens as Server-Sent Events.")
+    stream_options: StreamOptions | None = None
 
     @property
     def prompt(self) -> str:
@@ -120,6 +130,7 @@ class CompletionChunk(BaseModel):
     created: int
     model: str
     choices: list[ChunkChoice]
+    usage: Usage | None = None
 
 
 class ChatMessage(BaseModel):
@@ -159,6 +170,7 @@ class ChatCompletionChunk(BaseModel):
     created: int
     model: str
     choices: list[ChatChunkChoice]
+    usage: Usage | None = None
 
 
 class ModelCard(BaseModel):
@@ -171,6 +183,19 @@ class ModelCard(BaseModel):
 class ModelList(BaseModel):
     object: Literal["list"] = "list"
     data: list[ModelCard]
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class Error(BaseModel):
+    """OpenAI's error body: the ``openai`` client raises it with its message."""
+
+    error: ErrorDetail
 
 
 class Health(BaseModel):
@@ -226,13 +251,17 @@ def models() -> ModelList:
 
 
 @router.post("/completions")
-async def completions(request: CompletionRequest, response: Response) -> Completion:
-    """Generate ``max_tokens`` tokens after the prompt (``"stream": true``: as events)."""
+async def completions(
+    request: CompletionRequest, response: Response
+) -> Completion | ServerSentEvents[CompletionChunk | ServerSentEvent]:
+    """Generate ``max_tokens`` tokens after the prompt (``"stream": true``: one event each)."""
+    # A header on the injected Response: DispatchRoute keeps it on both answers, as FastAPI does.
+    response.headers["x-model"] = MODEL
+    if request.stream:
+        return ServerSentEvents(stream_completion(request))
     prompt_ids = list(request.prompt.encode())
     tokens = list(generate(request.prompt, request.max_tokens, request.seed))
     token_ids = [token_id for token_id, _, _ in tokens]
-    # A header on the injected Response: DispatchRoute keeps it, as FastAPI does.
-    response.headers["x-model"] = MODEL
     return Completion(
         id=f"cmpl-{uuid.uuid4().hex}",
         created=int(time.time()),
@@ -251,11 +280,10 @@ async def completions(request: CompletionRequest, response: Response) -> Complet
     )
 
 
-@router.post("/completions/stream", response_class=EventSourceResponse, include_in_schema=False)
-async def stream_completions(
+async def stream_completion(
     request: CompletionRequest,
 ) -> AsyncIterator[CompletionChunk | ServerSentEvent]:
-    """``POST /v1/completions`` with ``"stream": true``: one event per token, then [DONE]."""
+    """One chunk per token, the usage chunk if asked for, then [DONE]."""
     chunk_id, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
     last = request.max_tokens - 1
     for index, (_, _, text) in enumerate(
@@ -263,12 +291,19 @@ async def stream_completions(
     ):
         choice = ChunkChoice(text=text, finish_reason="length" if index == last else None)
         yield CompletionChunk(id=chunk_id, created=created, model=MODEL, choices=[choice])
+    if request.stream_options and request.stream_options.include_usage:
+        counts = usage(len(request.prompt.encode()), request.max_tokens)
+        yield CompletionChunk(id=chunk_id, created=created, model=MODEL, choices=[], usage=counts)
     yield DONE
 
 
 @router.post("/chat/completions")
-async def chat_completions(request: ChatRequest) -> ChatCompletion:
+async def chat_completions(
+    request: ChatRequest,
+) -> ChatCompletion | ServerSentEvents[ChatCompletionChunk | ServerSentEvent]:
     """Answer the conversation with ``max_tokens`` tokens (``"stream": true``: as events)."""
+    if request.stream:
+        return ServerSentEvents(stream_chat_completion(request))
     texts = [text for _, _, text in generate(request.prompt, request.max_tokens, request.seed)]
     message = ChatMessage(content="".join(texts))
     return ChatCompletion(
@@ -280,13 +315,10 @@ async def chat_completions(request: ChatRequest) -> ChatCompletion:
     )
 
 
-@router.post(
-    "/chat/completions/stream", response_class=EventSourceResponse, include_in_schema=False
-)
-async def stream_chat_completions(
+async def stream_chat_completion(
     request: ChatRequest,
 ) -> AsyncIterator[ChatCompletionChunk | ServerSentEvent]:
-    """``POST /v1/chat/completions`` with ``"stream": true``: the role, each token, the end."""
+    """The role, each token, the end, the usage chunk if asked for, then [DONE]."""
     chunk_id, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
 
     def chunk(delta: Delta, finish: Literal["length"] | None = None) -> ChatCompletionChunk:
@@ -297,51 +329,36 @@ async def stream_chat_completions(
     for _, _, text in generate(request.prompt, request.max_tokens, request.seed):
         yield chunk(Delta(content=text))
     yield chunk(Delta(), "length")
+    if request.stream_options and request.stream_options.include_usage:
+        counts = usage(len(request.prompt.encode()), request.max_tokens)
+        yield ChatCompletionChunk(
+            id=chunk_id, created=created, model=MODEL, choices=[], usage=counts
+        )
     yield DONE
 
 
 app.include_router(router)
 
 
-class StreamSwitch:
-    """Send a POST whose JSON body says ``"stream": true`` to the path's streaming route.
-
-    OpenAI's API answers whole or streamed on one path, chosen in the body; FastAPI chooses a
-    route by method and path, and streams from a generator route. This middleware reads the body
-    (and hands it on unchanged), so each answer comes from a route of its own kind.
-    """
-
-    def __init__(self, app: ASGIApp, paths: frozenset[str]) -> None:
-        self.app = app
-        self.paths = paths
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
-            await self.app(scope, receive, send)
-            return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":  # the client left
-                return
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        try:
-            streams = json.loads(body).get("stream") is True
-        except (ValueError, AttributeError):
-            streams = False  # FastAPI's validation answers it
-        if streams:
-            scope = {**scope, "path": f"{scope['path']}/stream"}
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()  # the disconnect, when it comes
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+# --- errors, in OpenAI's shape --------------------------------------------------------------------
 
 
-app.add_middleware(StreamSwitch, paths=frozenset({"/v1/completions", "/v1/chat/completions"}))
+@app.exception_handler(RequestValidationError)
+async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """A request the schema refuses: 400, naming the first offending parameter."""
+    first = exc.errors()[0]
+    param = ".".join(str(part) for part in first["loc"][1:]) or None
+    detail = ErrorDetail(
+        message=f"{param}: {first['msg']}" if param else first["msg"],
+        type="invalid_request_error",
+        param=param,
+    )
+    return JSONResponse(Error(error=detail).model_dump(), status_code=400)
+
+
+@app.exception_handler(HTTPException)
+async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    detail = ErrorDetail(message=str(exc.detail), type="invalid_request_error")
+    return JSONResponse(
+        Error(error=detail).model_dump(), status_code=exc.status_code, headers=exc.headers
+    )

@@ -129,10 +129,12 @@ def test_completion_without_logprobs_sends_null(client: httpx.Client) -> None:
     assert response.json()["choices"][0]["logprobs"] is None
 
 
-def test_invalid_request_is_rejected_by_fastapi_validation(client: httpx.Client) -> None:
+def test_invalid_request_is_rejected_in_openais_error_shape(client: httpx.Client) -> None:
     response = client.post("/v1/completions", json={"prompt": "x", "max_tokens": 0})
-    assert response.status_code == 422
-    assert response.json()["detail"][0]["loc"] == ["body", "max_tokens"]
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["param"] == "max_tokens"
 
 
 def test_openapi_documents_the_endpoints_and_their_models(client: httpx.Client) -> None:
@@ -144,9 +146,12 @@ def test_openapi_documents_the_endpoints_and_their_models(client: httpx.Client) 
         "/v1/chat/completions",
     }
     completions = document["paths"]["/v1/completions"]["post"]
-    assert completions["responses"]["200"]["content"]["application/json"]["schema"] == {
-        "$ref": "#/components/schemas/Completion"
-    }
+    content = completions["responses"]["200"]["content"]
+    assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Completion"}
+    # The stream of the same path, as FastAPI documents a Server-Sent Events route's events.
+    data = content["text/event-stream"]["itemSchema"]["properties"]["data"]
+    assert data["contentMediaType"] == "application/json"
+    assert {"$ref": "#/components/schemas/CompletionChunk"} in data["contentSchema"]["anyOf"]
     assert completions["requestBody"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/CompletionRequest"
     }

@@ -1,9 +1,10 @@
 """The official ``openai`` client reads the example server's streams, as it reads OpenAI's.
 
 The server is the example app under a real ``uvicorn --http uvicorn_keepalive:Protocol`` process
-(the ``server`` fixture of ``test_example_app.py``). A streamed answer, concatenated, is the
-whole answer for the same seed: one chunk per token for completions; for chat completions the
-role first, one chunk per token, and an empty chunk carrying the finish reason.
+(the ``server`` fixture of ``test_example_app.py``). Each path answers both forms: a streamed
+answer, concatenated, is the whole answer for the same seed: one chunk per token for
+completions; for chat completions the role first, one chunk per token, and an empty chunk
+carrying the finish reason; then the usage chunk when ``stream_options.include_usage`` is set.
 """
 
 from __future__ import annotations
@@ -87,7 +88,38 @@ def test_stream_is_server_sent_events_ending_with_done(server: str, path: str) -
 
 
 def test_completion_routes_are_serialized_by_orjson() -> None:
-    assert len(router.routes) == 4
+    assert len(router.routes) == 2
     for route in router.routes:
         assert isinstance(route, DispatchRoute)
         assert route.dispatched, route.path
+        assert route.include_in_schema
+
+
+@pytest.mark.parametrize("kind", ["completions", "chat"])
+def test_usage_chunk_ends_the_stream_when_asked_for(server: str, kind: str) -> None:
+    request: dict[str, Any] = {"model": MODEL, "max_tokens": 3, "seed": 1, "stream": True}
+    request["stream_options"] = {"include_usage": True}
+    with openai.OpenAI(base_url=f"{server}/v1", api_key="dummy", max_retries=0) as client:
+        if kind == "completions":
+            chunks = list(client.completions.create(prompt="Hi", **request))
+        else:
+            messages: Any = [{"role": "user", "content": "Hi"}]
+            chunks = list(client.chat.completions.create(messages=messages, **request))
+    *tokens, last = chunks
+    assert all(chunk.usage is None for chunk in tokens)
+    assert last.choices == []
+    assert last.usage is not None
+    assert (last.usage.prompt_tokens, last.usage.completion_tokens) == (2, 3)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_openai_client_shows_the_error_message(server: str, stream: bool) -> None:
+    with (
+        openai.OpenAI(base_url=f"{server}/v1", api_key="dummy", max_retries=0) as client,
+        pytest.raises(openai.BadRequestError) as raised,
+    ):
+        client.completions.create(model=MODEL, prompt="Hi", max_tokens=0, stream=stream)
+    assert raised.value.status_code == 400
+    assert "max_tokens" in raised.value.message
+    assert raised.value.param == "max_tokens"
+    assert raised.value.type == "invalid_request_error"

@@ -5,8 +5,10 @@ serialized by orjson, with every semantic of FastAPI's own handling of returned 
 `DispatchRoute` does the same for every route of a FastAPI router through FastAPI's own request
 handler, generator endpoints streamed as JSON Lines or Server-Sent Events included; `dumps` is
 the conversion on its own, `json_lines` and `server_sent_events` the streams for hand-built
-responses (Starlette endpoints); `dispatched_routes` tells which routes of an app are served
-with orjson.
+responses (Starlette endpoints). An endpoint of a `DispatchRoute` answers JSON or a stream, as
+the request asks, by returning `JSONLines(...)` or `ServerSentEvents(...)` where its return type
+says so; `StreamSettings` sets the ping interval and send timeout of streams.
+`dispatched_routes` tells which routes of an app are served with orjson.
 """
 
 from typing import TYPE_CHECKING
@@ -14,6 +16,8 @@ from typing import TYPE_CHECKING
 from orjson_dispatch._dispatch import dispatch
 from orjson_dispatch._dumps import dumps
 from orjson_dispatch._inventory import dispatched_routes
+from orjson_dispatch._stream_settings import StreamSettings
+from orjson_dispatch._streamed import JSONLines, ServerSentEvents
 from orjson_dispatch._streams import json_lines, server_sent_events
 
 if TYPE_CHECKING:  # imported on first use: it needs FastAPI, which Starlette apps do without
@@ -21,6 +25,9 @@ if TYPE_CHECKING:  # imported on first use: it needs FastAPI, which Starlette ap
 
 __all__ = [
     "DispatchRoute",
+    "JSONLines",
+    "ServerSentEvents",
+    "StreamSettings",
     "__version__",
     "dispatch",
     "dispatched_routes",

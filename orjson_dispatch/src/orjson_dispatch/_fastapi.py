@@ -16,10 +16,13 @@ from typing import Any
 
 __all__ = [
     "VALIDATION_ERRORS",
+    "document_both",
     "effective_route",
     "is_async",
     "jsonable_encoders",
+    "ping_interval",
     "response_validation_error",
+    "return_annotation",
     "route_being_built",
     "router_adding",
     "seed_endpoint_context",
@@ -77,6 +80,48 @@ def is_async(endpoint: Callable[..., Any]) -> bool:
     return not inspect.isroutine(endpoint) and inspect.iscoroutinefunction(
         getattr(endpoint, "__call__", None)  # noqa: B004 - a callable object
     )
+
+
+def ping_interval() -> float:
+    """Return the seconds of silence after which FastAPI's Server-Sent Events send a ping."""
+    # FastAPI 0.135 pings after `_PING_INTERVAL` seconds (15), a constant of fastapi.sse that
+    # fastapi.routing imports and reads when a stream is silent.
+    return float(getattr(routing, "_PING_INTERVAL", 15.0))
+
+
+def return_annotation(endpoint: Callable[..., Any]) -> Any:
+    """Return the endpoint's return type as FastAPI reads it (string annotations evaluated)."""
+    return signature(endpoint).return_annotation
+
+
+def document_both(route: Any, item: Any, media_type: str) -> None:
+    """Make FastAPI's OpenAPI document show a route's JSON body and its stream's items.
+
+    FastAPI documents a route's response as one media type: a stream's items (`itemSchema`)
+    when the route streams (`is_json_stream`, `is_sse_stream`), else the response model. The
+    route (or FastAPI's effective route context of its inclusion) is marked as a stream of
+    `item`, and its response model documented as an additional `application/json` response of
+    its status code, both in FastAPI's own shapes and with its component names.
+    """
+    # FastAPI 0.134 documents JSON Lines and 0.135 Server-Sent Events; before, the stream is
+    # not documented.
+    if not hasattr(route, "is_json_stream"):
+        return
+    from fastapi.utils import create_model_field  # noqa: PLC0415 - FastAPI 0.134 has it
+
+    if item is not None and route.stream_item_field is None:
+        route.stream_item_type = item
+        route.stream_item_field = create_model_field(
+            name=f"StreamItem_{route.unique_id}", type_=item, mode="serialization"
+        )
+    if media_type == "text/event-stream":
+        route.is_sse_stream = True
+    else:
+        route.is_json_stream = True
+    if route.response_field is not None:
+        status = route.status_code or 200
+        route.responses = {**route.responses, status: dict(route.responses.get(status, {}))}
+        route.response_fields = {**route.response_fields, status: route.response_field}
 
 
 def signature(endpoint: Callable[..., Any]) -> inspect.Signature:

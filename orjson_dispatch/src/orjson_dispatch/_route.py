@@ -19,15 +19,18 @@ from typing import Any
 
 from fastapi.datastructures import DefaultPlaceholder
 from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._dispatch import wrapped_endpoint
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
 from orjson_dispatch._responder import response_class_in_force, returns_response, route_encoder
-from orjson_dispatch._streams import EventStream, event_bodies, json_line_bodies
+from orjson_dispatch._stream_settings import StreamSettings
+from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
+from orjson_dispatch._streams import PING, Stream, event_stream, json_line_frame
 from orjson_dispatch._warnings import warn
 
 __all__ = ["DispatchRoute"]
@@ -58,14 +61,35 @@ class DispatchRoute(APIRoute):
     endpoints already wrapped in `dispatch` are left as they are.
 
     Attributes:
+        stream_settings: The ping interval and send timeout of the route's streams; set it in
+            a subclass (`StreamSettings()`, the default, is FastAPI's behaviour).
         dispatched: Whether the route's handler (the last one built) serializes with orjson. A
             debug line on the "orjson_dispatch" logger says so for every handler built.
     """
 
     dispatched: bool = False
+    stream_settings: StreamSettings = StreamSettings()
 
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        super().__init__(path, endpoint, **kwargs)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        settings: object = cls.stream_settings
+        if not isinstance(settings, StreamSettings):
+            msg = f"{cls.__qualname__}.stream_settings must be a StreamSettings"
+            raise TypeError(msg)
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **settings: Any) -> None:
+        """Build the route as `APIRoute` does.
+
+        An endpoint whose return type declares a stream (`Body | ServerSentEvents[Item]`) has
+        the rest of it (`Body`) as its response model, unless `response_model` is given. A
+        router whose routes were added before its route_class was set to this class is warned
+        about, once, at the line adding the first route of this class.
+        """
+        if isinstance(settings.get("response_model", DefaultPlaceholder(None)), DefaultPlaceholder):
+            returned = returned_stream(_fastapi.return_annotation(endpoint))
+            if returned is not None:
+                settings["response_model"] = returned.body
+        super().__init__(path, endpoint, **settings)
         router = _fastapi.router_adding(self)
         if (
             router is not None
@@ -94,7 +118,7 @@ class DispatchRoute(APIRoute):
             return super().get_route_handler()
         substitutes: dict[str, Any]
         if _streams(route):
-            substitutes = _stream_substitutes(route)
+            substitutes = _stream_substitutes(route, self.stream_settings)
         else:
             field = route.response_field
             # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
@@ -134,23 +158,25 @@ def left_to_fastapi(route: Any) -> str | None:
     return None
 
 
-def _stream_substitutes(route: Any) -> dict[str, Any]:
-    """Serve a generator endpoint's stream with `_streams`, FastAPI doing everything else.
+def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
+    """Serve a stream with `_streams`, FastAPI doing everything else.
 
-    FastAPI's handler is given an endpoint that creates the generator and returns the finished
-    streaming response (FastAPI attaches background tasks to a returned response), and no
-    stream settings, so that it solves the dependencies and calls the endpoint as for any route.
+    FastAPI's handler is given an endpoint that calls the endpoint (or creates the generator)
+    and returns the finished streaming response (FastAPI attaches background tasks to a
+    returned response), and no stream settings, so that it solves the dependencies and calls
+    the endpoint as for any route. An endpoint that may answer JSON (`returned_stream`) returns
+    any other value to FastAPI's handler, which validates and serializes it as the route's.
     """
-    from fastapi import routing  # noqa: PLC0415
-    from fastapi.sse import KEEPALIVE_COMMENT  # noqa: PLC0415
-
     dependant = copy.copy(route.dependant)
-    generator = dependant.call
+    endpoint = dependant.call
     options = _DEFAULTS
-    marked = wrapped_endpoint(generator)
+    marked = wrapped_endpoint(endpoint)
     if marked is not None:  # @dispatch on the generator endpoint: its options, its generator
-        generator = marked[0]
+        endpoint = marked[0]
         options = check_options(marked[1], route.name)
+    returned = _returned(route)
+    if returned is not None:
+        _fastapi.document_both(route, returned.item, returned.kind.media_type)
     item_field = route.stream_item_field
     serialization = options.serialization(route if item_field is not None else None)
     response_name = dependant.response_param_name
@@ -159,7 +185,8 @@ def _stream_substitutes(route: Any) -> dict[str, Any]:
     keep_response = response_name != _RESPONSE_PARAMETER
     item = _ResponseField(item_field, serialization)
     status_code = route.status_code
-    sse = bool(route.is_sse_stream)
+    sse = bool(getattr(route, "is_sse_stream", False))
+    is_async = _fastapi.is_async(endpoint)
 
     def encode_item(value: Any) -> bytes:
         validated, errors = item.validate(value, {}, loc=("response",))
@@ -167,46 +194,106 @@ def _stream_substitutes(route: Any) -> dict[str, Any]:
             raise _fastapi.response_validation_error(errors, value, call)
         return item.serialize_json(validated)
 
-    async def call(**values: Any) -> Response:
+    async def call(**values: Any) -> Any:
         sub_response = values[response_name] if keep_response else values.pop(response_name)
-        items = generator(**values)
-        status = sub_response.status_code or status_code
-        extra = {"status_code": status} if status else {}
-        response: Response
-        if sse:
-            response = EventStream(
-                event_bodies(items, encode_item),
-                ping=KEEPALIVE_COMMENT,
-                ping_interval=getattr(routing, "_PING_INTERVAL", 15.0),
-                **extra,
-            )
-            response.headers["Cache-Control"] = "no-cache"
-            # nginx buffers responses unless told not to.
-            response.headers["X-Accel-Buffering"] = "no"
+        if returned is None:
+            items, events = endpoint(**values), sse
         else:
-            response = StreamingResponse(
-                json_line_bodies(items, encode_item), media_type="application/jsonl", **extra
+            result = await (
+                endpoint(**values) if is_async else run_in_threadpool(endpoint, **values)
             )
+            if not isinstance(result, Streamed):
+                return result  # the JSON body, answered by FastAPI's handler
+            items, events = result.items, isinstance(result, ServerSentEvents)
+        status = sub_response.status_code or status_code
+        response = _stream_response(
+            items,
+            encode_item,
+            settings,
+            events=events,
+            **({"status_code": status} if status else {}),
+        )
         response.headers.raw.extend(sub_response.headers.raw)
         return response
 
-    call.__name__ = getattr(generator, "__name__", call.__name__)
-    call.__qualname__ = getattr(generator, "__qualname__", call.__qualname__)
-    call.__module__ = getattr(generator, "__module__", call.__module__)
+    call.__name__ = getattr(endpoint, "__name__", call.__name__)
+    call.__qualname__ = getattr(endpoint, "__qualname__", call.__qualname__)
+    call.__module__ = getattr(endpoint, "__module__", call.__module__)
     dependant.call = call
-    _fastapi.seed_endpoint_context(call, generator)
-    return {
+    _fastapi.seed_endpoint_context(call, endpoint)
+    substitutes = {
         "dependant": dependant,
         "response_class": DefaultPlaceholder(JSONResponse),
         "response_field": None,
         "stream_item_field": None,
         "is_json_stream": False,
     }
+    if returned is not None:  # the JSON body: as the route answers any value
+        substitutes.update(_body_substitutes(route))
+    return substitutes
+
+
+def _body_substitutes(route: Any) -> dict[str, Any]:
+    response_class, is_default = response_class_in_force(route)
+    rendered = rendering(response_class)
+    field = route.response_field
+    substitutes = {
+        "response_field": _ResponseField(
+            field, _DEFAULTS.serialization(route if field is not None else None)
+        ),
+        "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
+    }
+    if hasattr(route, "secure_cloned_response_field"):
+        substitutes["secure_cloned_response_field"] = substitutes["response_field"]
+    return substitutes
+
+
+def _stream_response(
+    items: Any,
+    encode_item: Callable[[Any], bytes],
+    settings: StreamSettings,
+    *,
+    events: bool,
+    **extra: Any,
+) -> Response:
+    if events:
+        return event_stream(
+            items,
+            encode_item,
+            ping=_keepalive_comment(),
+            ping_interval=settings.ping_interval or _fastapi.ping_interval(),
+            send_timeout=settings.send_timeout,
+            **extra,
+        )
+    return Stream(
+        items,
+        json_line_frame(encode_item),
+        media_type="application/jsonl",
+        send_timeout=settings.send_timeout,
+        **extra,
+    )
+
+
+def _keepalive_comment() -> bytes:
+    try:
+        from fastapi.sse import KEEPALIVE_COMMENT  # noqa: PLC0415 - FastAPI 0.135
+    except ImportError:
+        return PING
+    return KEEPALIVE_COMMENT
+
+
+def _returned(route: Any) -> ReturnedStream | None:
+    """The stream an endpoint may return instead of a JSON body (`JSONLines`, ...), or None."""
+    return returned_stream(_fastapi.return_annotation(route.endpoint))
 
 
 def _streams(route: Any) -> bool:
     # FastAPI 0.134 streams generator endpoints as JSON Lines, 0.135 as Server-Sent Events.
-    return bool(getattr(route, "is_json_stream", False) or getattr(route, "is_sse_stream", False))
+    return bool(
+        getattr(route, "is_json_stream", False)
+        or getattr(route, "is_sse_stream", False)
+        or _returned(route) is not None
+    )
 
 
 def _methods(route: Any) -> str:

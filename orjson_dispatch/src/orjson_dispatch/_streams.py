@@ -1,12 +1,12 @@
-"""JSON Lines and Server-Sent Events streams of generator endpoints, one orjson call per event.
+"""JSON Lines and Server-Sent Events streams of generators, one orjson call per event.
 
 FastAPI (0.134 JSON Lines, 0.135 Server-Sent Events) streams what a generator endpoint yields:
 each item validated against the declared item type and serialized, one JSON document per line,
 or one `data:` event per item (`ServerSentEvent` items give their own fields), with a `: ping`
 comment after 15 s without an event. Its Server-Sent Events pass every event through two memory
-streams, a cancel scope and a checkpoint. Here each event is encoded and sent at once: a
-checkpoint after each quarter of a millisecond of work keeps a generator that never waits
-cancellable and fair to other streams, and one task per stream sends the pings.
+streams, a cancel scope and a checkpoint. Here each event is encoded at once, the events that
+are ready together leave in one body message (`_batches`), and one task per stream sends the
+pings.
 """
 
 from __future__ import annotations
@@ -14,71 +14,149 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
-from starlette.concurrency import iterate_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
+from orjson_dispatch._batches import send_items
 from orjson_dispatch._dumps import UNTYPED
 from orjson_dispatch._options import DEFAULTS
+from orjson_dispatch._stream_settings import check_seconds
 from orjson_dispatch._typed import typed_encoder
 from orjson_dispatch._untyped import encode_untyped
 
 __all__ = [
-    "EventStream",
-    "event_bodies",
-    "json_line_bodies",
+    "SendTimeout",
+    "Stream",
+    "event_frame",
+    "event_stream",
+    "json_line_frame",
     "json_lines",
     "server_sent_event",
     "server_sent_events",
 ]
 
-# How long a stream may run without giving the event loop a turn, so that a disconnected
-# client's stream is cancelled, and other streams are served, even when neither the generator nor
-# the socket ever waits. FastAPI checkpoints after every event for this (fastapi/fastapi#14680),
-# which costs about a third of the time per event here; a quarter of a millisecond keeps that
-# cost below the noise and the time between events of 32 such streams within a few times
-# FastAPI's (benchmarks/results/notes.md).
-_CHECKPOINT_SECONDS = 0.00025
+
+class SendTimeout(TimeoutError):
+    """A client read nothing for `send_timeout` seconds: its stream was ended."""
 
 
-async def _framed(items: Any, frame: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
-    """Yield `frame(item)` for each item of an async generator, or of a sync one in threads.
+class Stream(StreamingResponse):
+    """A streaming response that sends the frames of a generator's items as they are ready.
 
-    An async generator is closed when the stream ends, however it ends: a stream cancelled
-    while the generator waits at a `yield` would otherwise leave it suspended until garbage
-    collection, where FastAPI's request teardown closes it.
-    """
-    # Sync generators run in the threadpool, one item at a time, as FastAPI runs them.
-    source = items if hasattr(items, "__aiter__") else iterate_in_threadpool(items)
-    deadline = time.monotonic() + _CHECKPOINT_SECONDS
-    try:
-        async for item in source:
-            yield frame(item)
-            if time.monotonic() >= deadline:
-                await anyio.sleep(0)
-                deadline = time.monotonic() + _CHECKPOINT_SECONDS
-    finally:
-        close = getattr(items, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
-
-
-def json_line_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
-    """Yield one JSON document and a newline per item."""
-    return _framed(items, lambda item: encode(item) + b"\n")
-
-
-def event_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[bytes]:
-    """Yield one Server-Sent Event per item.
+    Frames ready together leave in one body message. Disconnects are Starlette's: the stream
+    is cancelled, and the generator closed at once.
 
     Args:
-        items: The generator.
-        encode: Returns the JSON of a plain item, sent as the event's `data:` line.
+        items: The generator (an async iterable, or a sync one iterated in the threadpool).
+        frame: Returns the wire form of one item.
+        ping: The comment sent after `ping_interval` seconds without a send, or None.
+        ping_interval: Seconds without a send before a ping (and between pings).
+        send_timeout: Seconds a send may wait for the client before the stream ends with
+            `SendTimeout`, or None.
+        media_type, status_code, headers: As for `StreamingResponse`.
+    """
+
+    def __init__(
+        self,
+        items: Any,
+        frame: Callable[[Any], bytes],
+        *,
+        media_type: str,
+        ping: bytes | None = None,
+        ping_interval: float = 15.0,
+        send_timeout: float | None = None,
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        # StreamingResponse.__init__ would wrap the items; they are iterated here.
+        self.status_code = status_code
+        self.media_type = media_type
+        self.background = None
+        self.init_headers(headers)
+        self._items = items
+        self._frame = frame
+        self._ping = ping
+        self._ping_interval = ping_interval
+        self._send_timeout = send_timeout
+        self._sending = False
+        self._timed_out = False
+        self._last_sent = -math.inf
+
+    async def stream_response(self, send: Send) -> None:
+        """Send the items' frames, and a ping whenever `ping_interval` passes without a send."""
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        self._last_sent = time.monotonic()
+        send_body = functools.partial(self._send_body, send)
+        if self._ping is None:
+            await send_items(self._items, self._frame, send_body)
+        else:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(self._pinger, send_body, task_group.cancel_scope)
+                try:
+                    await send_items(self._items, self._frame, send_body)
+                except SendTimeout:  # raised alone, not in the task group's exception group
+                    self._timed_out = True
+                task_group.cancel_scope.cancel()
+            if self._timed_out:  # a send (of an event or a ping) timed out: the stream ended
+                raise self._timeout()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _send_body(self, send: Send, body: bytes) -> None:
+        message = {"type": "http.response.body", "body": body, "more_body": True}
+        self._sending = True
+        try:
+            if self._send_timeout is None:
+                await send(message)
+            else:
+                with anyio.move_on_after(self._send_timeout) as scope:
+                    await send(message)
+                if scope.cancelled_caught:
+                    raise self._timeout()
+        finally:
+            self._sending = False
+            self._last_sent = time.monotonic()
+
+    def _timeout(self) -> SendTimeout:
+        return SendTimeout(
+            f"orjson_dispatch: the client read nothing for {self._send_timeout} s "
+            "(send_timeout): the stream was ended and its generator closed"
+        )
+
+    async def _pinger(self, send_body: Callable[[bytes], Any], scope: anyio.CancelScope) -> None:
+        assert self._ping is not None
+        while True:
+            wait = self._last_sent + self._ping_interval - time.monotonic()
+            if wait > 0:
+                await anyio.sleep(wait)
+            elif self._sending:
+                # A send waits for a slow client: as under FastAPI, no ping goes out beside it.
+                await anyio.sleep(self._ping_interval)
+            else:
+                try:
+                    await send_body(self._ping)
+                except SendTimeout:
+                    self._timed_out = True
+                    scope.cancel()
+                    return
+
+
+def json_line_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """Return the JSON Lines frame of an item: its JSON document and a newline."""
+    return lambda item: encode(item) + b"\n"
+
+
+def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """Return the Server-Sent Events frame of an item.
+
+    Args:
+        encode: Returns the JSON of a plain item, sent as the event's `data:` line; a FastAPI
+            `ServerSentEvent` item gives its own fields.
     """
     event_class = _server_sent_event_class()
 
@@ -88,53 +166,7 @@ def event_bodies(items: Any, encode: Callable[[Any], bytes]) -> AsyncIterator[by
         # A JSON document holds no line break: it is the one `data:` line of its event.
         return b"data: " + encode(item) + b"\n\n"
 
-    return _framed(items, frame)
-
-
-class EventStream(StreamingResponse):
-    """A `text/event-stream` response that sends `ping` after `ping_interval` s without events.
-
-    Args:
-        content: The events, each already on the wire format.
-        ping: The comment sent during silence.
-        ping_interval: Seconds without an event before a ping (and between pings).
-        **kwargs: As for `StreamingResponse`.
-    """
-
-    media_type = "text/event-stream"
-
-    def __init__(
-        self, content: AsyncIterator[bytes], *, ping: bytes, ping_interval: float, **kwargs: Any
-    ) -> None:
-        super().__init__(content, **kwargs)
-        self._ping = ping
-        self._ping_interval = ping_interval
-        self._last_event = -math.inf
-
-    async def stream_response(self, send: Send) -> None:
-        """Send the events, and a ping whenever `ping_interval` passes without one."""
-        ping = {"type": "http.response.body", "body": self._ping, "more_body": True}
-
-        async def pinger() -> None:
-            while True:
-                wait = self._last_event + self._ping_interval - time.monotonic()
-                if wait <= 0:
-                    await send(ping)
-                    self._last_event = time.monotonic()
-                else:
-                    await anyio.sleep(wait)
-
-        await send(
-            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
-        )
-        self._last_event = time.monotonic()
-        async with anyio.create_task_group() as task_group:
-            task_group.start_soon(pinger)
-            async for chunk in self.body_iterator:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                self._last_event = time.monotonic()
-            task_group.cancel_scope.cancel()
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    return frame
 
 
 def server_sent_event(item: Any) -> bytes | None:
@@ -179,11 +211,13 @@ def json_lines(
     response_model: Any = UNTYPED,
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
+    send_timeout: float | None = None,
 ) -> StreamingResponse:
     """Stream what `items` yields as JSON Lines (`application/jsonl`), as FastAPI streams it.
 
     For Starlette endpoints (and anywhere a response is built by hand): each item is encoded
-    as `dumps` encodes it, one JSON document and a newline per item.
+    as `dumps` encodes it, one JSON document and a newline per item; lines ready together are
+    sent in one body message.
 
     Args:
         items: An async or sync iterable (sync ones are iterated in the threadpool).
@@ -191,15 +225,23 @@ def json_lines(
             `pydantic.ValidationError` ends the stream) and filtered to it.
         status_code: The response status.
         headers: Headers added to the response.
+        send_timeout: Seconds a send may wait for a client that reads nothing before the
+            stream ends (its generator closed) with a `TimeoutError`; None: no limit.
 
     Returns:
         The streaming response.
+
+    Raises:
+        ValueError: `send_timeout` is not a positive number of seconds.
     """
-    return StreamingResponse(
-        json_line_bodies(items, _item_encoder(response_model)),
+    check_seconds("send_timeout", send_timeout)
+    return Stream(
+        items,
+        json_line_frame(_item_encoder(response_model)),
+        media_type="application/jsonl",
+        send_timeout=send_timeout,
         status_code=status_code,
         headers=headers,
-        media_type="application/jsonl",
     )
 
 
@@ -210,13 +252,14 @@ def server_sent_events(
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
     ping_interval: float = 15.0,
+    send_timeout: float | None = None,
 ) -> StreamingResponse:
     """Stream what `items` yields as Server-Sent Events (`text/event-stream`), as FastAPI does.
 
     Each item is a `data:` event holding its JSON (encoded as `dumps` encodes it); a FastAPI
-    `ServerSentEvent` item gives its own fields. A `: ping` comment is sent after
-    `ping_interval` seconds without an event; `Cache-Control: no-cache` and
-    `X-Accel-Buffering: no` are set, as FastAPI sets them.
+    `ServerSentEvent` item gives its own fields. Events ready together are sent in one body
+    message. A `: ping` comment is sent after `ping_interval` seconds without a send;
+    `Cache-Control: no-cache` and `X-Accel-Buffering: no` are set, as FastAPI sets them.
 
     Args:
         items: An async or sync iterable (sync ones are iterated in the threadpool).
@@ -225,17 +268,31 @@ def server_sent_events(
         status_code: The response status.
         headers: Headers added to the response.
         ping_interval: Seconds of silence before a ping.
+        send_timeout: Seconds a send may wait for a client that reads nothing before the
+            stream ends (its generator closed) with a `TimeoutError`; None: no limit.
 
     Returns:
         The streaming response.
+
+    Raises:
+        ValueError: `ping_interval` or `send_timeout` is not a positive number of seconds.
     """
-    response = EventStream(
-        event_bodies(items, _item_encoder(response_model)),
+    check_seconds("ping_interval", ping_interval)
+    check_seconds("send_timeout", send_timeout)
+    return event_stream(
+        items,
+        _item_encoder(response_model),
         ping=PING,
         ping_interval=ping_interval,
+        send_timeout=send_timeout,
         status_code=status_code,
         headers=headers,
     )
+
+
+def event_stream(items: Any, encode: Callable[[Any], bytes], **settings: Any) -> Stream:
+    """Return the Server-Sent Events response of `items`, with FastAPI's headers."""
+    response = Stream(items, event_frame(encode), media_type="text/event-stream", **settings)
     response.headers["Cache-Control"] = "no-cache"
     # nginx buffers responses unless told not to.
     response.headers["X-Accel-Buffering"] = "no"

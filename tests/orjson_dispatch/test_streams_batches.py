@@ -1,0 +1,190 @@
+"""Events ready together leave in one body message; an event followed by a wait leaves at once.
+
+Counted with a recording ASGI ``send`` (``streams_harness.call``), for every way a stream is
+made: a generator endpoint of a ``DispatchRoute``, one decorated with ``@dispatch``, and the
+Starlette helpers. Ordering is proven with events, never with sleeps: a generator that waits
+until its last event was sent would wait forever (30 s, then fail) if that event were held back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any, cast
+
+import anyio
+import pytest
+
+pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
+
+from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from orjson_dispatch import DispatchRoute, _batches, dispatch, json_lines, server_sent_events
+from tests.orjson_dispatch.apps import Twin
+from tests.orjson_dispatch.samples import ITEM, Item
+from tests.orjson_dispatch.streams_harness import KINDS, Seen, both, call
+
+WAYS = ("route", "dispatch", "helper")
+EVENT = {
+    "jsonl": b'{"name":"pen","Price":1.5,"tags":[],"note":null}\n',
+    "sse": b'data: {"name":"pen","Price":1.5,"tags":[],"note":null}\n\n',
+}
+
+
+@pytest.fixture(autouse=True)
+def no_checkpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No checkpoint (after a quarter of a millisecond of work) splits a batch on a slow machine."""
+    monkeypatch.setattr(_batches, "CHECKPOINT_SECONDS", 3600.0)
+
+
+def app_for(way: str, kind: str, generator: Callable[[], AsyncIterator[Item]]) -> ASGIApp:
+    """An app streaming ``generator`` at ``/s`` the given way."""
+    if way == "helper":
+        helper = server_sent_events if kind == "sse" else json_lines
+
+        async def endpoint(request: Request) -> Response:
+            return helper(generator(), response_model=Item)
+
+        return Starlette(routes=[Route("/s", endpoint)])
+    app = FastAPI()
+    streamed: Any = dispatch(generator) if way == "dispatch" else generator
+    app.router.add_api_route("/s", streamed, route_class_override=DispatchRoute, **KINDS[kind])
+    return app
+
+
+def run(app: ASGIApp, seen: Seen | None = None) -> Any:
+    return asyncio.run(call(app, "GET", "/s", seen))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("way", WAYS)
+def test_a_burst_of_ready_events_leaves_in_one_message(way: str, kind: str) -> None:
+    async def burst() -> AsyncIterator[Item]:
+        for _ in range(8):
+            yield ITEM
+
+    answer = run(app_for(way, kind, burst))
+    assert answer.error is None
+    assert answer.bodies == [EVENT[kind] * 8]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("way", WAYS)
+def test_an_event_followed_by_a_wait_is_sent_before_the_wait_ends(way: str, kind: str) -> None:
+    three_sent = Seen(lambda body: body.count(b"pen") == 3)
+
+    async def bursts() -> AsyncIterator[Item]:
+        yield ITEM
+        await anyio.sleep(0)  # a wait that ends at once: the event before it is sent first
+        for _ in range(3):
+            yield ITEM
+        await three_sent.wait()  # only once they are on the wire
+        yield ITEM
+
+    answer = run(app_for(way, kind, bursts), three_sent)
+    assert answer.error is None
+    assert answer.bodies == [EVENT[kind], EVENT[kind] * 3, EVENT[kind]]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_events_before_a_failure_are_sent(kind: str) -> None:
+    async def failing() -> AsyncIterator[Item]:
+        yield ITEM
+        yield ITEM
+        raise RuntimeError("boom")
+
+    answer = run(app_for("route", kind, failing))
+    assert "boom" in repr(answer.error)
+    assert answer.bodies == [EVENT[kind] * 2]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_events_before_an_invalid_item_are_sent(kind: str) -> None:
+    async def invalid() -> AsyncIterator[Item]:
+        yield ITEM
+        yield cast(Item, {"name": 1})
+
+    answer = run(app_for("route", kind, invalid))
+    assert answer.error is not None
+    assert answer.bodies == [EVENT[kind]]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sync_generator_sends_one_event_per_message(kind: str) -> None:
+    def sync_burst() -> Any:
+        yield from [ITEM] * 3
+
+    answer = run(app_for("route", kind, sync_burst))
+    assert answer.error is None
+    assert answer.bodies == [EVENT[kind]] * 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_cancel_scope_of_the_generator_ending_during_a_send_lets_the_stream_go_on(
+    kind: str,
+) -> None:
+    """A generator's own timeout that fires while its ready events are being sent.
+
+    The send and the generator's wait are one task's: the cancellation interrupts the send,
+    is given to the generator's scope, which absorbs it, and the events are sent again.
+    """
+    scopes: list[anyio.CancelScope] = []
+
+    async def with_timeout() -> AsyncIterator[Item]:
+        yield ITEM
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            await anyio.sleep_forever()
+        yield ITEM
+
+    app = app_for("route", kind, with_timeout)
+    bodies: list[bytes] = []
+
+    async def interrupting_app(scope: Any, receive: Any, send: Any) -> None:
+        async def sending(message: Any) -> None:
+            if message.get("body") and not bodies and scopes and not scopes[0].cancel_called:
+                scopes[0].cancel()  # as a deadline would, while the send waits for the socket
+                await anyio.sleep(0)  # the send is cancelled here, before anything is sent
+            if message.get("body"):
+                bodies.append(message["body"])
+            await send(message)
+
+        await app(scope, receive, sending)
+
+    answer = run(interrupting_app)
+    assert answer.error is None
+    assert scopes[0].cancel_called
+    assert bodies == [EVENT[kind], EVENT[kind]]
+
+
+# --- against FastAPI: how a failure after ready events ends the stream --------------------------
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_events_yielded_before_a_failure_reach_the_client_unlike_fastapi_sse(kind: str) -> None:
+    """A deliberate difference: FastAPI's Server-Sent Events lose the events just before it.
+
+    FastAPI's producer task fails and cancels the task group, dropping what its memory
+    streams hold; its JSON Lines send them all, as ``DispatchRoute`` does for both formats.
+    """
+    twin = Twin(route_class=DispatchRoute)
+
+    async def failing() -> AsyncIterator[Item]:
+        for _ in range(3):
+            yield ITEM
+        raise RuntimeError("boom")
+
+    twin.add("GET", "/f", failing, **KINDS[kind])
+    fastapi, ours = both(twin, "/f")
+    assert ours.chunks == [EVENT[kind]] * 3
+    if kind == "jsonl":
+        assert fastapi.chunks == ours.chunks
+    else:
+        assert len(fastapi.chunks) < 3
+    assert fastapi.error is not None
+    assert ours.error is not None

@@ -1,0 +1,163 @@
+"""One endpoint, a JSON body or a stream as the request asks (``Body | ServerSentEvents[Item]``).
+
+Each branch is compared with FastAPI's own answer to the endpoint written for it alone: a plain
+endpoint returning the body, and a generator endpoint streaming the items.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Annotated, Any
+
+import orjson
+import pytest
+
+pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
+
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Response
+from fastapi.exceptions import FastAPIError
+
+from orjson_dispatch import DispatchRoute, JSONLines, ServerSentEvents
+from tests.orjson_dispatch.samples import ITEM, Item
+from tests.orjson_dispatch.streams_harness import KINDS, Answer, assert_same_stream, call
+
+MARKERS: dict[str, Any] = {"jsonl": JSONLines, "sse": ServerSentEvents}
+LOG: list[str] = []
+
+
+async def session() -> AsyncIterator[str]:
+    LOG.append("open")
+    yield "s1"
+    LOG.append("close")
+
+
+def note(tasks: BackgroundTasks, response: Response) -> None:
+    response.status_code = 202
+    response.headers["x-trace"] = "t1"
+    tasks.add_task(LOG.append, "background")
+
+
+async def items(s: str) -> AsyncIterator[Item]:
+    for _ in range(2):
+        LOG.append(f"item with {s}")
+        yield ITEM
+
+
+def body() -> dict[str, Any]:
+    return {"name": "pen", "price": 1.5, "secret": "filtered"}
+
+
+def build(kind: str) -> FastAPI:
+    """FastAPI's two endpoints under /fastapi, the one endpoint under /dispatch."""
+    marker = MARKERS[kind]
+    fastapi, dispatch = (
+        APIRouter(dependencies=[Depends(note)]),
+        APIRouter(route_class=DispatchRoute, dependencies=[Depends(note)]),
+    )
+
+    @fastapi.get("/json")
+    async def whole(s: Annotated[str, Depends(session)]) -> Item:
+        return body()  # type: ignore[return-value]
+
+    @fastapi.get("/stream", **KINDS[kind])
+    async def streamed(s: Annotated[str, Depends(session)]) -> AsyncIterator[Item]:
+        async for item in items(s):
+            yield item
+
+    @dispatch.get("/one")
+    async def one(s: Annotated[str, Depends(session)], stream: bool = False) -> Item | marker[Item]:  # type: ignore[valid-type]
+        return marker(items(s)) if stream else body()
+
+    app = FastAPI()
+    app.include_router(fastapi, prefix="/fastapi")
+    app.include_router(dispatch, prefix="/dispatch")
+    return app
+
+
+def answers(app: FastAPI, fastapi_path: str, dispatch_path: str) -> list[tuple[Answer, list[str]]]:
+    """Each side's answer, and what its dependencies, items and background tasks did."""
+    result = []
+    for path in (fastapi_path, dispatch_path):
+        LOG.clear()
+        answer = asyncio.run(call(app, "GET", path))
+        result.append((answer, list(LOG)))
+    return result
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_json_branch_is_fastapis_answer_of_the_body(kind: str) -> None:
+    (fastapi, fastapi_log), (ours, ours_log) = answers(
+        build(kind), "/fastapi/json", "/dispatch/one"
+    )
+    assert fastapi.error is None
+    assert ours.error is None
+    assert (
+        (ours.status, ours.headers)
+        == (fastapi.status, fastapi.headers)
+        == (ours.status, ours.headers)
+    )
+    assert ours.status == 202
+    assert orjson.loads(b"".join(ours.bodies)) == orjson.loads(b"".join(fastapi.bodies))
+    assert b"secret" not in b"".join(ours.bodies)
+    assert ours_log == fastapi_log
+    assert sorted(ours_log) == ["background", "close", "open"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_stream_branch_is_fastapis_stream_of_the_items(kind: str) -> None:
+    (fastapi, fastapi_log), (ours, ours_log) = answers(
+        build(kind), "/fastapi/stream", "/dispatch/one?stream=true"
+    )
+    assert fastapi.error is None
+    assert ours.error is None
+    assert ours.status == 202
+    assert_same_stream(ours, fastapi, sse=kind == "sse")
+    assert ours_log == fastapi_log
+    assert ours_log[0] == "open"
+    assert set(ours_log[-2:]) == {"close", "background"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_openapi_shows_the_body_and_the_items_as_fastapi_documents_each(kind: str) -> None:
+    document = build(kind).openapi()
+    paths = document["paths"]
+
+    def content(path: str) -> dict[str, Any]:
+        return paths[path]["get"]["responses"]["200"]["content"]  # type: ignore[no-any-return]
+
+    stream_type = MARKERS[kind].media_type
+    ours = content("/dispatch/one")
+    assert set(ours) == {"application/json", stream_type}
+    assert ours["application/json"] == content("/fastapi/json")["application/json"]
+    items_schema, fastapi_items = (
+        orjson.dumps(c[stream_type]["itemSchema"]).replace(b"Dispatch_One", b"X")
+        for c in (ours, content("/fastapi/stream"))
+    )
+    assert b"#/components/schemas/Item" in items_schema
+    assert orjson.loads(items_schema).keys() == orjson.loads(fastapi_items).keys()
+
+
+def test_sync_endpoint_returns_a_sync_generator_streamed_in_the_threadpool() -> None:
+    def lines() -> Iterator[Item]:
+        yield ITEM
+
+    app = FastAPI()
+
+    @app.get("/one", response_model=None)
+    def one(stream: bool = False) -> Item | JSONLines[Item]:
+        return JSONLines(lines()) if stream else ITEM
+
+    app.router.routes[-1] = DispatchRoute("/one", one, methods=["GET"])
+    whole = asyncio.run(call(app, "GET", "/one"))
+    streamed = asyncio.run(call(app, "GET", "/one?stream=1"))
+    assert orjson.loads(whole.bodies[0])["name"] == "pen"
+    assert streamed.chunks == [b'{"name":"pen","Price":1.5,"tags":[],"note":null}\n']
+
+
+def test_a_plain_route_refuses_the_stream_naming_dispatch_route() -> None:
+    app = FastAPI()
+
+    async def one() -> Item | ServerSentEvents[Item]:
+        return ITEM
+
+    with pytest.raises((TypeError, FastAPIError), match="DispatchRoute"):
+        app.add_api_route("/one", one)
