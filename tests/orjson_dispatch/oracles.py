@@ -17,6 +17,8 @@ answer, for an equivalent value FastAPI can encode:
   written as held, where pydantic converts each item (``held_containers_as_written``);
 * strings holding lone surrogates (not UTF-8): escaped, as FastAPI's streams write them.
 
+``assert_matches`` compares an HTTP answer with FastAPI's under these rules.
+
 Values nest up to 900 levels deep, beyond what a recursive walk can take under the test's own
 stack: every rewriting function here passes along the chain of one-item lists and one-key dicts
 such a value is made of without recursing (``_along_spine``).
