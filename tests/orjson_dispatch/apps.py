@@ -101,13 +101,44 @@ def serve(*routes: Route) -> dict[str, httpx.Response]:
     app = FastAPI()
     for route in routes:
         app.router.add_api_route(route.path, route.endpoint, methods=["GET"], **route.options)
-    return asyncio.run(_get_all(app, [route.path for route in routes]))
+    paths = [route.path for route in routes]
+    return dict(zip(paths, get_all(app, *paths), strict=True))
 
 
-async def _get_all(app: FastAPI, paths: list[str]) -> dict[str, httpx.Response]:
+def serve_both(
+    value: Any, annotation: Any = UNTYPED, **route: Any
+) -> tuple[httpx.Response, httpx.Response]:
+    """FastAPI's and dispatch's answers, in that order, for an endpoint returning ``value``."""
+    answers = serve(
+        Route("/fastapi", make_endpoint(value, annotation=annotation), route),
+        Route("/dispatch", dispatch(make_endpoint(value, annotation=annotation)), route),
+    )
+    return answers["/fastapi"], answers["/dispatch"]
+
+
+def get_all(app: ASGIApp, *paths: str) -> list[httpx.Response]:
+    """GET each path in turn through one client; an exception in the app answers 500."""
+    return asyncio.run(_get_all(app, paths))
+
+
+async def _get_all(app: ASGIApp, paths: tuple[str, ...]) -> list[httpx.Response]:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        return {path: await client.get(path) for path in paths}
+        return [await client.get(path) for path in paths]
+
+
+Decorate = Callable[[Callable[..., Any]], Callable[..., Any]]
+"""How an app builder wraps each endpoint: ``undecorated`` for FastAPI's side, ``dispatch``."""
+
+
+def undecorated(endpoint: Callable[..., Any]) -> Callable[..., Any]:
+    """``endpoint`` itself: the ``Decorate`` of FastAPI's side."""
+    return endpoint
+
+
+def built_both(build: Callable[[Decorate], ASGIApp]) -> tuple[ASGIApp, ASGIApp]:
+    """The app ``build`` makes as FastAPI runs it, and the same app with ``@dispatch``."""
+    return build(undecorated), build(dispatch)
 
 
 @dataclasses.dataclass

@@ -14,6 +14,9 @@ from typing import Any
 import httpx
 import orjson
 from hypothesis import event
+from starlette.types import ASGIApp
+
+from tests.orjson_dispatch.apps import Decorate, built_both, get_all
 
 
 def outcome(function: Callable[..., bytes], *args: Any, **kwargs: Any) -> bytes | Exception:
@@ -72,9 +75,12 @@ def typed_json(body: bytes, *, strict: bool = False) -> Any:
     )
 
 
-def json_pairs(body: bytes) -> Any:
-    """Parse a JSON body keeping object key order and duplicate keys (as lists of pairs)."""
-    return json.loads(body, object_pairs_hook=list, parse_constant=_as_null)
+def json_pairs(body: bytes, *, strict: bool = False) -> Any:
+    """Parse a JSON body keeping object key order and duplicate keys (as lists of pairs).
+
+    NaN and Infinity tokens are null, or refused with ``strict``.
+    """
+    return json.loads(body, object_pairs_hook=list, parse_constant=_refuse if strict else _as_null)
 
 
 def _refuse(name: str) -> Any:
@@ -137,6 +143,33 @@ def assert_equivalent(ours: httpx.Response, fastapi: httpx.Response) -> None:
         h for h in comparable_headers(fastapi) if h[0] not in drop
     ]
     assert orjson.loads(ours.content) == orjson.loads(fastapi.content)
+
+
+Answer = tuple[int, dict[str, str], Any]
+"""Status, headers (without the length) and body, the body parsed if JSON (``answer``)."""
+
+
+def answer(response: httpx.Response) -> Answer:
+    """Status, headers (without the length, which follows the body) and the body.
+
+    A JSON body is parsed strictly, numbers with their JSON type (``typed_json``): a body that
+    is not JSON (NaN or Infinity tokens) fails the test.
+    """
+    headers = {k: v for k, v in response.headers.items() if k != "content-length"}
+    body: Any = response.content
+    if headers.get("content-type") == "application/json":
+        body = typed_json(body, strict=True)
+    return response.status_code, headers, body
+
+
+def assert_answers_alike(build: Callable[[Decorate], ASGIApp], *paths: str) -> list[Answer]:
+    """Assert that the app ``build`` makes answers every path alike with and without
+    ``@dispatch`` (``answer``: status, headers, strict JSON); return FastAPI's answers."""
+    fastapi_app, dispatch_app = built_both(build)
+    expected = [answer(r) for r in get_all(fastapi_app, *paths)]
+    ours = [answer(r) for r in get_all(dispatch_app, *paths)]
+    assert dict(zip(paths, ours, strict=True)) == dict(zip(paths, expected, strict=True))
+    return expected
 
 
 def assert_same_answer(

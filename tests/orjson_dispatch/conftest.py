@@ -1,49 +1,28 @@
-"""Hypothesis profiles and the HTTP fixtures of the orjson_dispatch tests.
-
-``HYPOTHESIS_PROFILE=thorough`` multiplies every parity test's example count by ten and draws
-new examples on every run (for a long local run that explores); the default profile is what CI
-runs, derandomized so that a run's outcome depends only on the code (every run draws the same
-examples); ``floor`` takes a quarter of the examples, also derandomized, for the run on the
-lowest supported versions (``scripts/test-versions lowest``). Example counts are
-per test (see ``tests.orjson_dispatch.strategies.examples``); the profiles set what every test
-shares.
-
-Fixtures (the harness itself is in ``apps.py``):
+"""Fixtures of the orjson_dispatch tests (the harness itself is in ``apps.py``).
 
 * ``ask``: send one request to an ASGI app in process;
 * ``twin``: a fresh FastAPI app serving each endpoint plain and under ``@dispatch``;
+* ``route_twin``: the same, each endpoint served by an ``APIRoute`` and by a ``DispatchRoute``;
 * ``live_server``: run an app on a real uvicorn server, stopped when the test ends;
 * ``fresh_endpoint_context``: FastAPI's cache of endpoint locations, empty for the test.
+
+The hypothesis profiles are registered here (``strategies.register_profiles``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 
 import fastapi.routing
 import pytest
-from hypothesis import HealthCheck, settings
+from orjson_dispatch._route import DispatchRoute
 
 from tests.orjson_dispatch.apps import Ask, LiveServer, Twin, uvicorn_server
 from tests.orjson_dispatch.apps import ask as ask_in_process
+from tests.orjson_dispatch.strategies import register_profiles
 
-_SHARED = {
-    "deadline": None,
-    # Generated model classes and whole FastAPI apps per example are slow and large by design.
-    "suppress_health_check": [
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.filter_too_much,
-        HealthCheck.large_base_example,
-    ],
-    "print_blob": True,
-}
-settings.register_profile("default", **_SHARED, derandomize=True)  # type: ignore[arg-type]
-settings.register_profile("thorough", **_SHARED)  # type: ignore[arg-type]
-settings.register_profile("floor", **_SHARED, derandomize=True)  # type: ignore[arg-type]
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+register_profiles()
 
 
 @pytest.fixture
@@ -71,6 +50,12 @@ def twin(request: pytest.FixtureRequest) -> Twin:
     ``@dispatch``).
     """
     return Twin(route_class=getattr(request, "param", None))
+
+
+@pytest.fixture
+def route_twin() -> Twin:
+    """A fresh app serving each endpoint by an ``APIRoute`` and by a ``DispatchRoute``."""
+    return Twin(route_class=DispatchRoute)
 
 
 @pytest.fixture

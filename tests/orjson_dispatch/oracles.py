@@ -17,6 +17,8 @@ answer, for an equivalent value FastAPI can encode:
   written as held, where pydantic converts each item (``held_containers_as_written``);
 * strings holding lone surrogates (not UTF-8): escaped, as FastAPI's streams write them.
 
+``assert_matches`` compares an HTTP answer with FastAPI's under these rules.
+
 Values nest up to 900 levels deep, beyond what a recursive walk can take under the test's own
 stack: every rewriting function here passes along the chain of one-item lists and one-key dicts
 such a value is made of without recursing (``_along_spine``).
@@ -33,6 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import numpy as np
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
@@ -40,7 +43,13 @@ from hypothesis import event
 from pydantic import BaseModel, TypeAdapter
 from pydantic_core import PydanticSerializationError
 
-from tests.orjson_dispatch.compare import deep_enough, outcome, same_json, typed_json
+from tests.orjson_dispatch.compare import (
+    comparable_headers,
+    deep_enough,
+    outcome,
+    same_json,
+    typed_json,
+)
 from tests.orjson_dispatch.strategies.hostile import (
     HOSTILE_CONTAINERS,
     is_unwritable_enum,
@@ -67,7 +76,7 @@ def typed_since_0130(annotation: Any, value: Any, route_options: dict[str, Any])
 
     Before 0.130 FastAPI rendered typed values with ``JSONResponse``, whose ``allow_nan=False``
     answers 500 for NaN; dispatch answers as 0.130 does, a deliberate difference
-    (``test_counterexamples.py``). ``route_options`` are the route's ``response_model_*`` ones.
+    (``test_typed_encoding.py``). ``route_options`` are the route's ``response_model_*`` ones.
     """
     options = {
         name.removeprefix("response_model_"): flag
@@ -385,3 +394,26 @@ def _held(mine: Any, theirs: Any) -> bool:
     kind, number = ("bool", mine) if isinstance(mine, bool) else mine
     held_kinds = {"float": {"int", "bool"}, "int": {"bool"}}[theirs[0]]
     return kind in held_kinds and number == theirs[1]
+
+
+def headers_without_length(response: httpx.Response) -> list[tuple[str, str]]:
+    """``comparable_headers`` but the content length, which follows the body."""
+    return [h for h in comparable_headers(response) if h[0] != "content-length"]
+
+
+def class_headers(options: dict[str, Any]) -> list[tuple[str, str]]:
+    """The headers the route's response class sets itself (FastAPI's default: JSONResponse)."""
+    response = options.get("response_class", JSONResponse)(None)
+    return [(k, v) for k, v in response.headers.items() if k != "content-length"]
+
+
+def assert_matches(ours: httpx.Response, fastapi: httpx.Response, value: Any) -> None:
+    """Same status; below 500 the same headers in order (but the length) and the same JSON.
+
+    The JSON may differ only by the deliberate rule ``held_containers_as_written``.
+    """
+    assert ours.status_code == fastapi.status_code, ours.content
+    if fastapi.status_code >= 500:
+        return  # Starlette's plain-text "Internal Server Error" on both sides
+    assert headers_without_length(ours) == headers_without_length(fastapi)
+    assert same_json_or_held(ours.content, fastapi.content, value)

@@ -1,11 +1,11 @@
 """Parity examples as data: one app built twice, once as FastAPI runs it, once under ``@dispatch``.
 
 Each ``Case`` names a behaviour, builds its app given how to decorate the endpoints (unchanged, or
-``dispatch``), and says which request to send. ``test_parity_cases.py`` sends that request to both
-apps and compares the answers (by default: same status, same headers in the same order, same body
-bytes). What FastAPI itself answers is checked too (``fastapi_status``, ``fastapi_body``), so a
-case keeps exercising what its name says when FastAPI changes. A new example is one entry in
-``CASES``.
+``dispatch``), and says which request to send. ``test_route_answers.py`` sends that request to
+both apps, ``test_route_class.py`` to the app built with ``DispatchRoute``, and compares the
+answers (by default: same status, same headers in the same order, same body bytes). What FastAPI
+itself answers is checked too (``fastapi_status``, ``fastapi_body``), so a case keeps exercising
+what its name says when FastAPI changes. A new example is one entry in ``CASES``.
 """
 
 from __future__ import annotations
@@ -28,12 +28,9 @@ from fastapi.responses import (
 )
 from fastapi.routing import APIRoute
 
-from tests.orjson_dispatch.apps import UNTYPED, declare, make_endpoint
+from tests.orjson_dispatch.apps import UNTYPED, Decorate, declare, make_endpoint
 from tests.orjson_dispatch.compare import assert_equivalent, assert_identical
 from tests.orjson_dispatch.samples import ITEM, Account, AccountInDB, AccountRow, Item
-
-Decorate = Callable[[Callable[..., Any]], Callable[..., Any]]
-"""How the builder wraps each endpoint: unchanged for FastAPI's side, ``dispatch`` for ours."""
 
 
 class Build(Protocol):

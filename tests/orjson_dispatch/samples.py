@@ -1,12 +1,18 @@
-"""Small fixed models and a dependency the behaviour tests return, declare, send and inject."""
+"""Small fixed models, a dependency and an API the behaviour tests return, declare, send, inject
+and document."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from fastapi import Header
-from pydantic import BaseModel, Field
+from fastapi import BackgroundTasks, Depends, Header, Query, Request, Response
+from fastapi import Path as PathParam
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from tests.orjson_dispatch.versions import NAN_AS_STRINGS
 
 
 class Item(BaseModel):
@@ -43,6 +49,20 @@ class AccountRow:
     password: str
 
 
+class NanConstants(BaseModel):
+    """Writes NaN and infinities as pydantic's JSON tokens (``NaN``), which are not JSON."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+    f: float
+
+
+class NanStrings(BaseModel):
+    """Writes NaN as the string ``"NaN"`` (null where pydantic cannot)."""
+
+    model_config = ConfigDict(ser_json_inf_nan="strings" if NAN_AS_STRINGS else "null")
+    f: float
+
+
 class NewItem(BaseModel):
     """A request body."""
 
@@ -50,6 +70,60 @@ class NewItem(BaseModel):
     quantity: int = 1
 
 
+class Envelope(JSONResponse):
+    """A response class whose own ``__init__`` wraps the content it is given in an envelope."""
+
+    def __init__(self, content: Any, **kwargs: Any) -> None:
+        super().__init__({"data": content}, **kwargs)
+
+
 def current_user(x_user: Annotated[str, Header()] = "anon") -> str:
     """A dependency: the ``x-user`` request header."""
     return x_user
+
+
+def openapi_endpoints() -> list[tuple[str, str, Callable[..., Any], dict[str, Any]]]:
+    """(method, path, endpoint, route options) of an API whose OpenAPI document is compared."""
+
+    async def list_items(
+        q: Annotated[str | None, Query(max_length=20, description="Search")] = None,
+        limit: int = 10,
+    ) -> list[Item]:
+        """List items, filtered by ``q``."""
+        return []
+
+    def get_item(item_id: Annotated[int, PathParam(ge=1)], x_token: str | None = None) -> Item:
+        return ITEM
+
+    async def create_item(item: NewItem, tasks: BackgroundTasks, response: Response) -> Item:
+        return ITEM
+
+    async def update(
+        item_id: int, item: NewItem, user: Annotated[str, Depends(current_user)]
+    ) -> dict[str, Any]:
+        return {}
+
+    async def delete(item_id: int) -> None:
+        return None
+
+    async def untyped(request: Request):  # type: ignore[no-untyped-def]  # the untyped path
+        return {}
+
+    async def as_account(item_id: int) -> AccountInDB:
+        return AccountInDB(id=1, email="e", password="p")
+
+    return [
+        ("GET", "/items", list_items, {"tags": ["items"], "summary": "All items"}),
+        ("GET", "/items/{item_id}", get_item, {"responses": {404: {"description": "Missing"}}}),
+        ("POST", "/items", create_item, {"status_code": 201, "tags": ["items"]}),
+        ("PUT", "/items/{item_id}", update, {"deprecated": True, "operation_id": "upd"}),
+        ("DELETE", "/items/{item_id}", delete, {"status_code": 204}),
+        ("GET", "/raw", untyped, {"include_in_schema": True, "description": "Raw"}),
+        (
+            "GET",
+            "/accounts/{item_id}",
+            as_account,
+            {"response_model": Account, "response_model_exclude": {"email"}},
+        ),
+        ("GET", "/html", untyped, {"response_class": HTMLResponse}),
+    ]

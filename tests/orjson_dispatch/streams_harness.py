@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -21,6 +20,7 @@ from starlette.types import ASGIApp, Message
 
 from orjson_dispatch import DispatchRoute
 from tests.orjson_dispatch.apps import Twin
+from tests.orjson_dispatch.compare import json_pairs
 
 SIDES = ("fastapi", "dispatch")
 SSE: dict[str, Any] = {"response_class": EventSourceResponse}
@@ -147,21 +147,12 @@ def dispatched(twin: Twin, path: str) -> bool:
 # --- comparisons ---------------------------------------------------------------------------------
 
 
-def parsed(document: bytes, *, strict: bool) -> Any:
-    """A JSON document as ordered pairs; non-finite tokens refused (``strict``) or as null."""
-
-    def constant(name: str) -> Any:
-        assert not strict, f"{name} is not JSON (RFC 8259 section 6)"
-
-    return json.loads(document, object_pairs_hook=list, parse_constant=constant)
-
-
 def assert_same_line(ours: bytes, fastapi: bytes) -> None:
     """One JSON Lines document each: the same value, one newline at the end."""
     assert ours.endswith(b"\n")
     assert fastapi.endswith(b"\n")
     assert b"\n" not in ours[:-1]
-    assert parsed(ours, strict=True) == parsed(fastapi, strict=False)
+    assert json_pairs(ours, strict=True) == json_pairs(fastapi, strict=False)
 
 
 def assert_same_event(ours: bytes, fastapi: bytes, *, exact: bool = False) -> None:
@@ -181,7 +172,7 @@ def assert_same_event(ours: bytes, fastapi: bytes, *, exact: bool = False) -> No
         assert not exact, (ours_line, fastapi_line)
         assert ours_line.startswith(b"data: "), (ours_line, fastapi_line)
         assert fastapi_line.startswith(b"data: "), (ours_line, fastapi_line)
-        assert parsed(ours_line[6:], strict=True) == parsed(fastapi_line[6:], strict=False)
+        assert json_pairs(ours_line[6:], strict=True) == json_pairs(fastapi_line[6:], strict=False)
 
 
 def assert_same_stream(

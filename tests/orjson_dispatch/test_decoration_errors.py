@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request
 from orjson_dispatch._route import DispatchRoute
 
 from orjson_dispatch import dispatch, dispatched_routes
@@ -84,6 +84,26 @@ def test_item_options_are_accepted_on_a_generator() -> None:
         an_async_generator
     )
     assert inspect.isasyncgenfunction(wrapped)
+
+
+@pytest.mark.parametrize(
+    "option", [orjson.OPT_NAIVE_UTC, orjson.OPT_UTC_Z, orjson.OPT_NON_STR_KEYS, 1 << 20]
+)
+def test_content_changing_option_is_refused_by_the_decorator(option: int) -> None:
+    def endpoint_with_option() -> dict[str, int]:
+        return {}
+
+    with pytest.raises(TypeError, match="option"):
+        dispatch(option=option)(endpoint_with_option)
+
+
+def test_unresolvable_return_annotation_fails_at_decoration() -> None:
+    def missing_return(request: Request) -> Any:
+        return {"a": 1}
+
+    missing_return.__annotations__["return"] = "Missing"
+    with pytest.raises(TypeError, match="missing_return"):
+        dispatch(missing_return)
 
 
 # --- misuse that cannot fail, warned where it happens ------------------------------------------

@@ -18,6 +18,7 @@ from pydantic import BaseModel, model_validator
 
 from tests.orjson_dispatch.apps import Twin
 from tests.orjson_dispatch.compare import assert_identical
+from tests.orjson_dispatch.samples import Envelope
 from tests.orjson_dispatch.versions import FASTAPI_STREAMS, NEEDS_STREAMS
 
 pytestmark = pytest.mark.parametrize(
@@ -137,13 +138,6 @@ def test_typed_json_lines_items_are_validated_as_fastapi_validates_them(twin: Tw
     fastapi, ours = twin.both("GET", "/stream")
     assert b"secret" not in fastapi.content
     assert_identical(ours, fastapi)
-
-
-class Envelope(JSONResponse):
-    """Wraps the content it is given in an envelope."""
-
-    def __init__(self, content: Any, **kwargs: Any) -> None:
-        super().__init__({"data": content}, **kwargs)
 
 
 class ErrorStatus(JSONResponse):

@@ -1,21 +1,18 @@
 """``DispatchRoute`` answers as FastAPI answers, with the returned values serialized by orjson.
 
 Every behaviour is checked against FastAPI itself: one endpoint served by a plain ``APIRoute``
-and by a ``DispatchRoute`` (``Twin(route_class=DispatchRoute)``, the ``parity_cases`` apps built
-with ``route_class=DispatchRoute``, hypothesis over typed and untyped returned values). That
-orjson does the serializing shows in ``route.dispatched``, in the debug line logged per route,
-and in the numpy values FastAPI cannot serialize, which a ``DispatchRoute`` answers.
+and by a ``DispatchRoute`` (the ``route_twin`` fixture, the ``parity_cases`` apps built with
+``route_class=DispatchRoute``). That orjson does the serializing shows in ``route.dispatched``,
+in the debug line logged per route and in ``dispatched_routes(app)``; the returned values
+themselves are in ``test_route_class_values.py``.
 """
 
-import dataclasses
-import functools
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
 import httpx
-import numpy as np
 import orjson
 import pytest
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Response
@@ -23,37 +20,19 @@ from fastapi.datastructures import DefaultPlaceholder
 from fastapi.exceptions import ResponseValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.routing import APIRoute
-from hypothesis import event, given, note, settings
-from hypothesis import strategies as st
-from orjson_dispatch._rendering import reads_content, renders_json
+from orjson_dispatch._rendering import renders_json
 from orjson_dispatch._route import DispatchRoute  # the public name is typed `object` (see below)
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Route
 
 import orjson_dispatch
-from orjson_dispatch import _responder, dispatch
-from tests.orjson_dispatch.apps import UNTYPED, Ask, LiveServer, Route, Twin, make_endpoint, serve
-from tests.orjson_dispatch.compare import assert_identical, assert_same_answer
-from tests.orjson_dispatch.oracles import (
-    deliberate_untyped_body,
-    denumpy,
-    same_json_or_held,
-    typed_since_0130,
-)
+from orjson_dispatch import _responder, dispatch, dispatched_routes
+from tests.orjson_dispatch.apps import UNTYPED, Ask, LiveServer, Twin, make_endpoint, undecorated
+from tests.orjson_dispatch.compare import assert_identical
 from tests.orjson_dispatch.parity_cases import CASES, Case
-from tests.orjson_dispatch.samples import ITEM, Account, Item
-from tests.orjson_dispatch.strategies import examples
-from tests.orjson_dispatch.strategies.http_cases import ROUTE_FLAGS, TypedCase, describe
-from tests.orjson_dispatch.strategies.http_cases import typed_cases as typed_http_cases
-from tests.orjson_dispatch.strategies.untyped import untyped_values
-from tests.orjson_dispatch.test_openapi import _openapi_endpoints
-from tests.orjson_dispatch.versions import FASTAPI_DUMPS_JSON
-
-OURS = {"route_class_override": DispatchRoute}
-
-
-@pytest.fixture
-def route_twin() -> Twin:
-    """A fresh app serving each endpoint by an ``APIRoute`` and by a ``DispatchRoute``."""
-    return Twin(route_class=DispatchRoute)
+from tests.orjson_dispatch.samples import ITEM, Account, Envelope, Item, openapi_endpoints
+from tests.orjson_dispatch.versions import FASTAPI_STREAMS
 
 
 def routes_of(owner: FastAPI | APIRouter) -> dict[str, APIRoute]:
@@ -68,10 +47,6 @@ def dispatched(owner: FastAPI | APIRouter, path: str) -> bool:
     return route.dispatched
 
 
-def _unchanged(endpoint: Any) -> Any:
-    return endpoint
-
-
 def test_public_name_is_the_route_class() -> None:
     from orjson_dispatch._route import DispatchRoute as defined
 
@@ -84,8 +59,8 @@ def test_public_name_is_the_route_class() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_parity_case_answers_like_fastapi(case: Case, ask: Ask) -> None:
-    ours_app = case.build(_unchanged, route_class=DispatchRoute)
-    fastapi = ask(case.build(_unchanged), case.method, case.path, **case.request)
+    ours_app = case.build(undecorated, route_class=DispatchRoute)
+    fastapi = ask(case.build(undecorated), case.method, case.path, **case.request)
     ours = ask(ours_app, case.method, case.path, **case.request)
     case.check(ours, fastapi)
     (route,) = routes_of(ours_app).values()
@@ -96,125 +71,13 @@ def test_parity_case_answers_like_fastapi(case: Case, ask: Ask) -> None:
     assert dispatched(ours_app, "/") is renders_json(response_class)
 
 
-@pytest.mark.parametrize("annotation", [UNTYPED, Any])
-def test_numpy_value_fastapi_cannot_serialize_is_answered(
-    annotation: Any, route_twin: Twin
-) -> None:
-    value = {"ids": np.arange(3, dtype=np.int64), "score": np.float64(0.5)}
-    route_twin.add("GET", "/np", make_endpoint(value, annotation=annotation))
-    fastapi, ours = route_twin.both("GET", "/np")
-    assert fastapi.status_code == 500  # FastAPI's encoders do not know numpy: orjson does
-    assert ours.status_code == 200
-    assert ours.json() == {"ids": [0, 1, 2], "score": 0.5}
-
-
-# --- hypothesis: returned values ------------------------------------------------------------------
-
-
-@settings(max_examples=examples(150))
-@given(value=untyped_values(numpy=True), is_async=st.booleans(), flags=st.just({}) | ROUTE_FLAGS)
-def test_untyped_value_answers_like_fastapi(
-    value: Any, is_async: bool, flags: dict[str, bool]
-) -> None:
-    plain = denumpy(value)
-    answers = serve(
-        Route("/fastapi", make_endpoint(value, annotation=UNTYPED, is_async=is_async), flags),
-        Route(
-            "/ours",
-            make_endpoint(value, annotation=UNTYPED, is_async=is_async),
-            {**flags, **OURS},
-        ),
-        Route("/plain", make_endpoint(plain, annotation=UNTYPED, is_async=is_async), flags),
-    )
-    fastapi, ours = answers["/plain"], answers["/ours"]
-    note(f"FastAPI: {fastapi.status_code} {fastapi.content[:300]!r}")
-    note(f"DispatchRoute: {ours.status_code} {ours.content[:300]!r}")
-    if fastapi.status_code != 500:
-        event("untyped: FastAPI 200")
-        assert ours.status_code == fastapi.status_code, ours.content
-        assert ours.headers.get("content-type") == fastapi.headers.get("content-type")
-        assert same_json_or_held(ours.content, fastapi.content, value)
-        return
-    expected = deliberate_untyped_body(value)
-    if expected is None:
-        assert ours.status_code == 500, "FastAPI cannot encode this value: DispatchRoute neither"
-        return
-    event("untyped: deliberate difference (NaN/inf -> null, dataclass not copied)")
-    assert ours.status_code == 200, ours.content
-    assert same_json_or_held(ours.content, expected, value)
-
-
-@pytest.mark.parametrize(
-    "flags",
-    [
-        {"response_model_by_alias": False},
-        {"response_model_exclude_none": True},
-        {"response_model_exclude_unset": True},
-        {"response_model_exclude_defaults": True},
-        {"response_model_include": {"name"}},
-        {"response_model_exclude": {"name"}},
-    ],
-    ids=lambda flags: next(iter(flags)),
-)
-def test_untyped_route_ignores_the_response_model_settings(
-    flags: dict[str, Any], route_twin: Twin
-) -> None:
-    route_twin.add("GET", "/u", make_endpoint(ITEM, annotation=UNTYPED), **flags)
-    fastapi, ours = route_twin.both("GET", "/u")
-    assert fastapi.content == b'{"name":"pen","Price":1.5,"tags":[],"note":null}'
-    assert_identical(ours, fastapi)
-
-
-@settings(max_examples=examples(150))
-@given(case=typed_http_cases())
-def test_typed_value_answers_like_fastapi(case: TypedCase) -> None:
-    for line in describe(case):
-        note(line)
-    value = case.returned.value
-    fastapi_route = case.route("/fastapi", value, decorate=False)
-    routes = [
-        fastapi_route,
-        dataclasses.replace(fastapi_route, path="/ours", options={**fastapi_route.options, **OURS}),
-        case.route("/fastapi-denumpy", denumpy(value), decorate=False),
-        dataclasses.replace(
-            case, options={k: v for k, v in case.options.items() if k != "response_class"}
-        ).route("/fastapi-default-class", value, decorate=False),
-    ]
-    answers = serve(*routes)
-    fastapi, ours = answers["/fastapi"], answers["/ours"]
-    note(f"FastAPI: {fastapi.status_code} {fastapi.content[:300]!r}")
-    note(f"DispatchRoute: {ours.status_code} {ours.content[:300]!r}")
-    event(f"typed: returned {case.returned.how}, FastAPI {fastapi.status_code}")
-    # A container assigned without validation is written as held, as by the decorator.
-    same_body = functools.partial(same_json_or_held, value=value)
-    if fastapi.status_code != 500 or reads_content(
-        case.options.get("response_class", JSONResponse)
-    ):
-        assert_same_answer(ours, fastapi, same_body)
-        return
-    # The deliberate differences of the decorator: numpy encoded as tolist(), and FastAPI's
-    # default typed path (NaN as null) also under an explicit response_class=JSONResponse.
-    for reference in ("/fastapi-denumpy", "/fastapi-default-class"):
-        if answers[reference].status_code != 500 and ours.status_code != 500:
-            event(f"typed: deliberate difference ({reference})")
-            assert_same_answer(ours, answers[reference], same_body)
-            return
-    if not FASTAPI_DUMPS_JSON and ours.status_code == 200:
-        event("typed: FastAPI before 0.130 answers 500 (NaN rendered by JSONResponse)")
-        expected = typed_since_0130(case.spec.annotation, value, case.options)
-        assert isinstance(expected, bytes), expected
-        assert same_body(ours.content, expected)
-        return
-    assert ours.status_code == 500, "FastAPI's typed path answers 500: DispatchRoute must too"
-
-
 # --- routers, response classes, the OpenAPI document ------------------------------------------
 
 
 def test_openapi_document_is_identical() -> None:
     plain, ours = FastAPI(title="t"), FastAPI(title="t")
     ours.router.route_class = DispatchRoute
-    for method, path, endpoint, options in _openapi_endpoints():
+    for method, path, endpoint, options in openapi_endpoints():
         for app in (plain, ours):
             app.add_api_route(path, endpoint, methods=[method], **options)
     assert orjson.dumps(ours.openapi(), option=orjson.OPT_SORT_KEYS) == orjson.dumps(
@@ -305,11 +168,6 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
     } <= messages
 
 
-class Envelope(JSONResponse):
-    def __init__(self, content: Any, **kwargs: Any) -> None:
-        super().__init__({"data": content}, **kwargs)
-
-
 def test_a_handler_built_again_reuses_the_encoder_of_its_response_field(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -343,10 +201,60 @@ def test_endpoint_wrapped_in_dispatch_is_answered_once(
 
     wrap = dispatch(**options) if options else dispatch
     ours = build(DispatchRoute, wrap)
-    fastapi = ask(build(APIRoute, _unchanged), "GET", "/")
+    fastapi = ask(build(APIRoute, undecorated), "GET", "/")
     assert_identical(ask(ours, "GET", "/"), fastapi)
     assert (b'"note":null' in fastapi.content) is not bool(options)
     assert not dispatched(ours, "/")  # dispatch answers: serialized once, not twice
+
+
+# --- dispatched_routes: which routes of an app orjson serves, through inclusions ---------------
+
+
+async def values() -> dict[str, int]:
+    return {"a": 1}
+
+
+async def items() -> AsyncIterator[int]:
+    yield 1
+
+
+def test_routes_are_listed_with_prefixes_and_mounts_each_with_its_serializer() -> None:
+    inner = APIRouter(route_class=DispatchRoute)
+    inner.add_api_route("/deep", values, methods=["POST"])
+    outer = APIRouter(route_class=DispatchRoute)
+    outer.add_api_route("/json", values)
+    outer.add_api_route("/text", values, response_class=PlainTextResponse)
+    outer.include_router(inner, prefix="/inner")
+    app = FastAPI(openapi_url=None)
+    app.add_api_route("/plain", values)
+    app.add_api_route("/decorated", dispatch(values))
+    app.add_api_route("/decorated-html", dispatch(values), response_class=HTMLResponse)
+    if FASTAPI_STREAMS:
+        app.add_api_route("/decorated-stream", dispatch(items))
+        app.router.add_api_route("/stream", items, route_class_override=DispatchRoute)
+    app.include_router(outer, prefix="/v1")
+    # Included a second time, as plain text: each inclusion is served with its own settings
+    # (DispatchRoute leaves routes under a response class that does not render JSON to FastAPI).
+    app.include_router(outer, prefix="/v2", default_response_class=PlainTextResponse)
+
+    async def hello(request: Request) -> dict[str, str]:
+        return {"hello": "world"}
+
+    app.mount("/sub", Starlette(routes=[Route("/hello", dispatch(hello))]))
+    assert dispatched_routes(app) == {
+        "GET /plain": False,
+        "GET /decorated": True,
+        "GET /decorated-html": False,
+        # Outside DispatchRoute, FastAPI streams a decorated generator endpoint itself.
+        **({"GET /decorated-stream": False, "GET /stream": True} if FASTAPI_STREAMS else {}),
+        "GET /v1/json": True,
+        "GET /v1/text": False,
+        "POST /v1/inner/deep": True,
+        "GET /v2/json": False,
+        "GET /v2/text": False,
+        "POST /v2/inner/deep": False,
+        "GET,HEAD /sub/hello": True,
+    }
 
 
 # --- FastAPI's semantics -----------------------------------------------------------------------

@@ -39,13 +39,6 @@ from tests.orjson_dispatch.streams_harness import (
     shape,
 )
 
-
-@pytest.fixture
-def route_twin() -> Twin:
-    """A fresh app serving each endpoint by an ``APIRoute`` and by a ``DispatchRoute``."""
-    return Twin(route_class=DispatchRoute)
-
-
 # --- items ---------------------------------------------------------------------------------------
 
 TYPED_ITEMS = [

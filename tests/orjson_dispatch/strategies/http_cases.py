@@ -1,5 +1,8 @@
 """Whole HTTP cases for the typed parity test: a return type, a returned value, a route.
 
+Also the option sets both parity tests draw: the route's ``response_model_*`` flags
+(``ROUTE_FLAGS``), the encoder's options (``ENCODER_OPTIONS``), a response class.
+
 ``typed_cases()`` draws how the type is declared (return annotation, ``response_model`` or both),
 the route's ``response_model_*`` options (include/exclude drawn from the model's fields), an
 explicit response class now and then (``JSONResponse`` or a subclass whose ``__init__`` sets a
@@ -22,7 +25,7 @@ from tests.orjson_dispatch.strategies import endpoints
 from tests.orjson_dispatch.strategies.hostile import RESPONSE_CLASSES
 from tests.orjson_dispatch.strategies.returned import Returned, disguised_values, returned_values
 from tests.orjson_dispatch.strategies.specs import TypeSpec, type_specs
-from tests.orjson_dispatch.versions import FASTAPI
+from tests.orjson_dispatch.versions import FASTAPI, FASTAPI_NESTED_EXCLUDE_DEFAULTS
 
 #: The route's boolean ``response_model_*`` flags, each present or not.
 ROUTE_FLAGS = st.fixed_dictionaries(
@@ -32,6 +35,19 @@ ROUTE_FLAGS = st.fixed_dictionaries(
         "response_model_exclude_unset": st.booleans(),
         "response_model_exclude_defaults": st.booleans(),
         "response_model_exclude_none": st.booleans(),
+    },
+)
+
+
+#: The options of ``jsonable_encoder`` (and ``dumps``), each present or not.
+ENCODER_OPTIONS = st.fixed_dictionaries(
+    {},
+    optional={
+        "by_alias": st.booleans(),
+        "exclude_unset": st.booleans(),
+        # Before FastAPI 0.140.9 a model inside a dict kept its defaults: not comparable there.
+        **({"exclude_defaults": st.booleans()} if FASTAPI_NESTED_EXCLUDE_DEFAULTS else {}),
+        "exclude_none": st.booleans(),
     },
 )
 
@@ -62,7 +78,7 @@ class Shape:
 
 
 def _fastapi_serves(shape: Shape) -> bool:
-    """Whether the installed FastAPI serves endpoints of this shape (see test_hostile.py)."""
+    """Whether the installed FastAPI serves endpoints of this shape (test_route_endpoints.py)."""
     if shape.kind != "function" and shape.postponed and FASTAPI < (0, 123, 7):
         return False  # FastAPI evaluates postponed annotations of partials and objects from 0.123.7
     # FastAPI awaits an object's async __call__ from 0.124.

@@ -2,7 +2,7 @@
 
 These tests reach into ``orjson_dispatch._models`` (``class_encoder``, ``model_json``): they pin
 down which classes get generated code and what it writes. When the module changes, adapt them
-here; the behaviour seen through the public API is tested in ``test_models.py``.
+here; the behaviour seen through the public API is tested in ``test_typed_models.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
-"""orjson options: layout options change only the layout; options that change content are refused.
+"""``orjson_dispatch.dumps`` and the orjson options: layout options change only the layout, options
+that change content are refused (by ``@dispatch(option=...)`` at decoration time, see
+``test_decoration_errors.py``), a value it cannot write raises ``TypeError``.
 
-Both for ``@dispatch(option=...)`` (refused at decoration time) and ``dumps(..., option=...)``.
+What ``dumps`` writes for each value is tested against FastAPI's encoders in
+``test_untyped_encoding.py`` and ``test_typed_encoding.py``.
 """
 
 import json
@@ -17,17 +20,6 @@ from tests.orjson_dispatch.apps import Ask
 from tests.orjson_dispatch.compare import json_pairs, outcome
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.untyped import untyped_values
-
-
-@pytest.mark.parametrize(
-    "option", [orjson.OPT_NAIVE_UTC, orjson.OPT_UTC_Z, orjson.OPT_NON_STR_KEYS, 1 << 20]
-)
-def test_content_changing_option_is_refused_by_the_decorator(option: int) -> None:
-    def endpoint_with_option() -> dict[str, int]:
-        return {}
-
-    with pytest.raises(TypeError, match="option"):
-        dispatch(option=option)(endpoint_with_option)
 
 
 @pytest.mark.parametrize(
@@ -89,3 +81,10 @@ def test_layout_options_change_only_the_layout_of_dumps(value: Any, option: int)
 def test_content_changing_options_are_refused_by_dumps(option: int) -> None:
     with pytest.raises(TypeError, match="option"):
         dumps({"a": 1}, option=option)
+
+
+def test_dumps_of_a_cycle_raises_type_error() -> None:
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(TypeError):
+        dumps(cyclic)

@@ -1,22 +1,32 @@
 """The per-class fast path: taken where it is exact, filtering what the declared class lacks.
 
-Seen through the public ``dumps``; the private plans themselves are tested in
-``test_private_models.py``.
+Seen through the public ``dumps`` (and, for memory, through HTTP); the private plans themselves
+are tested in ``test_typed_model_plans.py``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import gc
+import itertools
 import json
 import math
+import os
+import subprocess
+import sys
 from datetime import datetime, timezone
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from pydantic import BaseModel, TypeAdapter
+from fastapi import FastAPI
+from pydantic import BaseModel, TypeAdapter, create_model
 
-from orjson_dispatch import dumps
+from orjson_dispatch import dispatch, dumps
+from tests.orjson_dispatch.apps import Decorate, undecorated
 from tests.orjson_dispatch.fast_path_models import (
     Camel,
     Completion,
@@ -26,6 +36,7 @@ from tests.orjson_dispatch.fast_path_models import (
     Open,
     SecretCompletion,
 )
+from tests.orjson_dispatch.samples import Item
 
 
 class CountingSerializer:
@@ -120,3 +131,80 @@ def test_dict_is_validated_and_filtered() -> None:
         "meta": {},
         "finished": None,
     }
+
+
+# --- a model class created per request ------------------------------------------------------------
+
+_MEMORY_REQUESTS = 4000
+_MEMORY_SLACK = 10 * 2**20
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rss_growth(decorated: bool, typed: bool, requests: int) -> int:
+    """Bytes the process's RSS grows over ``requests`` GETs, each creating a model class.
+
+    Run in a fresh interpreter (``_measure``) so that both sides start from the same state.
+    """
+
+    def build(decorate: Decorate) -> FastAPI:
+        app = FastAPI()
+        counter = itertools.count()
+
+        async def endpoint() -> Any:
+            model = create_model(f"PerRequest{next(counter)}", __base__=Item, extra=(int, 0))
+            return model(name="n", price=1)
+
+        app.get("/x", response_model=Item if typed else None)(decorate(endpoint))
+        return app
+
+    app = build(dispatch) if decorated else build(undecorated)
+
+    async def run() -> int:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            for _ in range(200):  # warm up: first-request caches, allocator arenas
+                assert (await client.get("/x")).status_code == 200
+            before = _rss()
+            for _ in range(requests):
+                assert (await client.get("/x")).status_code == 200
+            return _rss() - before
+
+    return asyncio.run(run())
+
+
+def _rss() -> int:
+    gc.collect()
+    status = Path("/proc/self/status").read_text()
+    kilobytes = next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:"))
+    return int(kilobytes) * 1024
+
+
+def _measure(decorated: bool, typed: bool) -> int:
+    code = (
+        "from tests.orjson_dispatch.test_typed_models import rss_growth; "
+        f"print(rss_growth({decorated}, {typed}, {_MEMORY_REQUESTS}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return int(result.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmRSS from /proc")
+@pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
+def test_model_class_per_request_does_not_grow_memory(typed: bool) -> None:
+    fastapi = _measure(decorated=False, typed=typed)
+    ours = _measure(decorated=True, typed=typed)
+    assert ours - fastapi < _MEMORY_SLACK, (
+        f"dispatch +{ours / 1e6:.1f} MB, FastAPI +{fastapi / 1e6:.1f} MB"
+    )
