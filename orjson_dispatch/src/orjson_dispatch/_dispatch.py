@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
-import logging
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -18,22 +17,21 @@ from starlette.responses import Response
 from starlette.routing import Router, get_name
 
 from orjson_dispatch import _fastapi
+from orjson_dispatch._diagnostics import logger, user_frame, warn
 from orjson_dispatch._options import Options, check_options
 from orjson_dispatch._responder import Responder
-from orjson_dispatch._warnings import user_frame, warn
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-__all__ = ["dispatch", "wrapped_endpoint"]
+__all__ = ["RESPONSE_PARAMETER", "dispatch", "wrapped_endpoint"]
 
-logger = logging.getLogger("orjson_dispatch")
 
 # Parameters added to the endpoint's signature when it declares none of these types itself, so
 # that FastAPI injects the request (to find the route and its settings) and the response whose
 # status, headers and cookies dependencies set. Neither appears in the OpenAPI document.
 _REQUEST_PARAMETER = "orjson_dispatch_request"
-_RESPONSE_PARAMETER = "orjson_dispatch_response"
+RESPONSE_PARAMETER = "orjson_dispatch_response"
 # On every wrapper: (the endpoint given to dispatch, the options given).
 _MARKER = "__orjson_dispatch__"
 
@@ -179,7 +177,7 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
             else kwargs.get(request_name)
         )
         sub_response = (
-            kwargs.pop(_RESPONSE_PARAMETER, None)
+            kwargs.pop(RESPONSE_PARAMETER, None)
             if response_name is None
             else kwargs.get(response_name)
         )
@@ -318,7 +316,7 @@ def _injected_parameters(signature: inspect.Signature, name: str) -> tuple[str |
     """Return the names of the endpoint's own Request and Response parameters, if any."""
     request_name = response_name = None
     for parameter in signature.parameters.values():
-        if parameter.name in (_REQUEST_PARAMETER, _RESPONSE_PARAMETER):
+        if parameter.name in (_REQUEST_PARAMETER, RESPONSE_PARAMETER):
             msg = f"dispatch() reserves the parameter name {parameter.name!r}, used by {name}"
             raise TypeError(msg)
         annotation = _bare(parameter.annotation)
@@ -346,7 +344,7 @@ def _with_injected(
     if add_response:
         extra.append(
             inspect.Parameter(
-                _RESPONSE_PARAMETER, inspect.Parameter.KEYWORD_ONLY, annotation=Response
+                RESPONSE_PARAMETER, inspect.Parameter.KEYWORD_ONLY, annotation=Response
             )
         )
     if parameters and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD:

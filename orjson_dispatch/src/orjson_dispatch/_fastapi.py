@@ -20,15 +20,22 @@ __all__ = [
     "effective_route",
     "is_async",
     "jsonable_encoders",
+    "keepalive_comment",
     "ping_interval",
+    "response_field_attributes",
     "response_validation_error",
     "return_annotation",
     "route_being_built",
     "router_adding",
     "seed_endpoint_context",
     "serialization_operation",
+    "serializes_json",
     "served_routes",
+    "server_sent_event_class",
     "signature",
+    "streams",
+    "streams_events",
+    "validated",
 ]
 
 from pydantic import ValidationError
@@ -43,6 +50,10 @@ except ImportError:  # a Starlette app
     VALIDATION_ERRORS: tuple[type[Exception], ...] = (ValidationError,)
 else:
     VALIDATION_ERRORS = (ValidationError, ResponseValidationError)
+try:
+    from fastapi import sse
+except ImportError:  # FastAPI before 0.135, or a Starlette app
+    sse = None  # type: ignore[assignment]
 
 
 Encoder = Callable[[Any], Any]
@@ -80,6 +91,57 @@ def is_async(endpoint: Callable[..., Any]) -> bool:
     return not inspect.isroutine(endpoint) and inspect.iscoroutinefunction(
         getattr(endpoint, "__call__", None)  # noqa: B004 - a callable object
     )
+
+
+def streams(route: Any) -> bool:
+    """Tell whether FastAPI streams the route's generator endpoint (JSON Lines or events)."""
+    # FastAPI 0.134 streams generator endpoints as JSON Lines, 0.135 as Server-Sent Events.
+    return bool(getattr(route, "is_json_stream", False) or streams_events(route))
+
+
+def streams_events(route: Any) -> bool:
+    """Tell whether FastAPI streams the route's items as Server-Sent Events."""
+    # FastAPI 0.135: response_class=EventSourceResponse.
+    return bool(getattr(route, "is_sse_stream", False))
+
+
+def keepalive_comment() -> bytes:
+    """Return the comment FastAPI sends in a silent Server-Sent Events stream."""
+    # FastAPI 0.135: fastapi.sse.KEEPALIVE_COMMENT; before, and for Starlette apps, the
+    # specification's comment line as FastAPI writes it.
+    return getattr(sse, "KEEPALIVE_COMMENT", b": ping\n\n")
+
+
+def server_sent_event_class() -> type[Any] | None:
+    """Return FastAPI's `ServerSentEvent` (0.135), or None."""
+    return getattr(sse, "ServerSentEvent", None)
+
+
+def response_field_attributes(route: Any) -> tuple[str, ...]:
+    """Return the attributes of `route` the handler FastAPI builds reads the response field from."""
+    # FastAPI before 0.128.4 builds the handler from a clone of the field.
+    if hasattr(route, "secure_cloned_response_field"):
+        return ("response_field", "secure_cloned_response_field")
+    return ("response_field",)
+
+
+def serializes_json(field: Any) -> bool:
+    """Tell whether FastAPI serializes typed values straight to JSON (`serialize_json`)."""
+    # FastAPI 0.130 serializes with pydantic's dump_json; before, to Python, then through
+    # jsonable_encoder and the response class.
+    return hasattr(field, "serialize_json")
+
+
+def validated(field: Any, value: Any, wrapper: Callable[..., Any]) -> Any:
+    """Return `value` validated by FastAPI's response `field`, as FastAPI's handler does.
+
+    Raises:
+        ResponseValidationError: FastAPI's, naming the endpoint behind `wrapper`.
+    """
+    result, errors = field.validate(value, {}, loc=("response",))
+    if errors:
+        raise response_validation_error(errors, value, wrapper)
+    return result
 
 
 def ping_interval() -> float:

@@ -4,16 +4,16 @@ FastAPI (`fastapi.routing.get_request_handler`) validates a returned value again
 response field, serializes it with the route's `response_model_*` settings, builds the route's
 response class with the route's `status_code` (or the status set on an injected `Response`),
 empties the body for statuses that forbid one and appends the injected `Response`'s headers and
-cookies. `route_encoder` is the serialization step with the fast encoders, for `DispatchRoute`
-(which leaves every other step to FastAPI's handler) and for the `dispatch` decorator, whose
-`Responder` redoes the other steps inside the endpoint call, once planned per route.
+cookies. `route_serializer` is the serialization step with the fast encoders, for
+`DispatchRoute` (which leaves every other step to FastAPI's handler) and for the `dispatch`
+decorator, whose `Responder` redoes the other steps inside the endpoint call, worked out once
+per route (an `_Answer`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
+from orjson_dispatch._diagnostics import logger
 from orjson_dispatch._options import Options, Serialization
 from orjson_dispatch._rendering import Encoded, body_allowed, rendering, renders_json
 from orjson_dispatch._typed import TypedEncoder, typed_encoder
@@ -33,10 +34,8 @@ __all__ = [
     "answers_as_json",
     "response_class_in_force",
     "returns_response",
-    "route_encoder",
+    "route_serializer",
 ]
-
-logger = logging.getLogger("orjson_dispatch")
 
 
 def response_class_in_force(route: Any) -> tuple[type[Response], bool]:
@@ -59,7 +58,7 @@ def answers_as_json(route: Any) -> bool:
     return renders_json(response_class) or (route.response_field is not None and is_default)
 
 
-def route_encoder(
+def route_serializer(
     field: Any,
     serialization: Serialization,
     validate: Callable[[Any], Any] | None = None,
@@ -104,7 +103,7 @@ def _field_encoder(
     field: Any, serialization: Serialization, validate: Callable[[Any], Any] | None
 ) -> TypedEncoder:
     annotation = field.field_info.annotation
-    if not hasattr(field, "serialize_json"):
+    if not _fastapi.serializes_json(field):
         # FastAPI before 0.130 serializes typed values to Python and then through
         # jsonable_encoder; pydantic's dump_json of the same type writes the same JSON.
         exact = typed_encoder(annotation, serialization)
@@ -133,7 +132,7 @@ def returns_response(endpoint: Callable[..., Any]) -> bool:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Plan:
+class _Answer:
     """How one route answers, for the decorator."""
 
     encode: Callable[[Any], bytes] | None  # None: FastAPI serializes (a non-JSON class)
@@ -170,7 +169,7 @@ class _Plan:
 
 
 class Responder:
-    """Answers one decorated endpoint's returned values: one plan per route serving it.
+    """Answers one decorated endpoint's returned values: one `_Answer` per route serving it.
 
     Args:
         endpoint: The endpoint as given to `dispatch`.
@@ -194,17 +193,17 @@ class Responder:
         self._lock = threading.Lock()
         # One per route (or FastAPI's effective route context, one per inclusion), by id():
         # routes are unhashable. The entry goes with the route.
-        self._plans: dict[int, tuple[weakref.ref[Any], _Plan]] = {}
-        self._standalone: _Plan | None = None
+        self._answers: dict[int, tuple[weakref.ref[Any], _Answer]] = {}
+        self._standalone: _Answer | None = None
 
     def respond(self, content: Any, request: Request | None, sub_response: Any) -> Any:
         """Return the finished Response for `content` (content itself when FastAPI must)."""
         if isinstance(content, Response):
             return content
-        plan = self._plan(request)
+        answer = self._answer(request)
         try:
             with _fastapi.serialization_operation(self._wrapper):
-                return plan.respond(content, sub_response)
+                return answer.respond(content, sub_response)
         except (TypeError, ValueError) as error:
             if isinstance(error, _fastapi.VALIDATION_ERRORS):
                 raise  # the value does not fit the declared type: FastAPI's 500, no log here
@@ -218,31 +217,31 @@ class Responder:
             )
             raise
 
-    def _plan(self, request: Request | None) -> _Plan:
+    def _answer(self, request: Request | None) -> _Answer:
         route = _fastapi.effective_route(request.scope) if request is not None else None
         if route is None or not hasattr(route, "response_field"):
             if self._standalone is None:
-                self._standalone = self._standalone_plan()
+                self._standalone = self._standalone_answer()
             return self._standalone
         key = id(route)
-        entry = self._plans.get(key)
+        entry = self._answers.get(key)
         if entry is None or entry[0]() is not route:
             with self._lock:
-                forget = functools.partial(self._plans.pop, key, None)
-                entry = self._plans[key] = (
+                forget = functools.partial(self._answers.pop, key, None)
+                entry = self._answers[key] = (
                     weakref.ref(route, lambda _: forget()),
-                    self._route_plan(route),
+                    self._route_answer(route),
                 )
         return entry[1]
 
-    def _standalone_plan(self) -> _Plan:
+    def _standalone_answer(self) -> _Answer:
         serialization = self._options.serialization()
         encode: Callable[[Any], bytes]
         if self._declared is None:
             encode = functools.partial(encode_untyped, serialization=serialization)
         else:
             encode = typed_encoder(self._declared, serialization).encode
-        return _Plan(
+        return _Answer(
             encode=encode,
             response_class=rendering(Response),
             status_code=self._options.status_code or 200,
@@ -250,7 +249,7 @@ class Responder:
             headers=self._options.headers,
         )
 
-    def _route_plan(self, route: Any) -> _Plan:
+    def _route_answer(self, route: Any) -> _Answer:
         response_class, is_default = response_class_in_force(route)
         field = route.response_field
         options = self._options
@@ -263,7 +262,7 @@ class Responder:
                 response_class.__qualname__,
                 route.path,
             )
-            return _Plan(None, response_class, None, None, None)
+            return _Answer(None, response_class, None, None, None)
         if options.status_code and route.status_code and options.status_code != route.status_code:
             logger.warning(
                 "%s has status_code=%s in dispatch() and %s on its route; the "
@@ -274,22 +273,18 @@ class Responder:
             )
         if field is None:
             # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
-            encode = route_encoder(None, options.serialization())
+            encode = route_serializer(None, options.serialization())
         else:
             encoder = field_encoder(
-                field, options.serialization(route), functools.partial(self._validate, field)
+                field,
+                options.serialization(route),
+                functools.partial(_fastapi.validated, field, wrapper=self._wrapper),
             )
             encode = encoder.encode
-        return _Plan(
+        return _Answer(
             encode=encode,
             response_class=rendering(JSONResponse if is_default else response_class),
             status_code=route.status_code or options.status_code,
             media_type=options.media_type,
             headers=options.headers,
         )
-
-    def _validate(self, field: Any, value: Any) -> Any:
-        validated, errors = field.validate(value, {}, loc=("response",))
-        if errors:
-            raise _fastapi.response_validation_error(errors, value, self._wrapper)
-        return validated

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import logging
 import weakref
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
@@ -24,21 +23,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._dispatch import wrapped_endpoint
+from orjson_dispatch._diagnostics import logger, warn
+from orjson_dispatch._dispatch import RESPONSE_PARAMETER, wrapped_endpoint
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
-from orjson_dispatch._responder import response_class_in_force, returns_response, route_encoder
+from orjson_dispatch._responder import response_class_in_force, returns_response, route_serializer
 from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
-from orjson_dispatch._streams import PING, Stream, event_stream, json_line_frame
-from orjson_dispatch._warnings import warn
+from orjson_dispatch._streams import Stream, event_stream, json_line_frame
 
 __all__ = ["DispatchRoute"]
 
-logger = logging.getLogger("orjson_dispatch")
 _DEFAULTS = Options()
-# Added to a streaming endpoint's dependant when the endpoint takes no Response of its own.
-_RESPONSE_PARAMETER = "orjson_dispatch_response"
 
 
 # Routers already warned about routes added before their route_class was set, by id (a
@@ -110,27 +106,15 @@ class DispatchRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         """Return FastAPI's handler for this route, serializing returned values with orjson."""
         route = _fastapi.route_being_built(self)
-        response_class, is_default = response_class_in_force(route)
         reason = left_to_fastapi(route)
         if reason is not None:
             self.dispatched = False
             logger.debug("%s %s left to FastAPI: %s", _methods(route), route.path, reason)
             return super().get_route_handler()
-        substitutes: dict[str, Any]
         if _streams(route):
             substitutes = _stream_substitutes(route, self.stream_settings)
         else:
-            field = route.response_field
-            # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
-            serialization = _DEFAULTS.serialization(route if field is not None else None)
-            rendered = rendering(response_class)
-            substitutes = {
-                "response_field": _ResponseField(field, serialization),
-                "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
-            }
-            if hasattr(route, "secure_cloned_response_field"):
-                # FastAPI before 0.128.4 builds the handler from a clone of the field.
-                substitutes["secure_cloned_response_field"] = substitutes["response_field"]
+            substitutes = _body_substitutes(route)
         with _substituted(route, substitutes):
             handler = super().get_route_handler()
         self.dispatched = True
@@ -181,18 +165,17 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
     serialization = options.serialization(route if item_field is not None else None)
     response_name = dependant.response_param_name
     if response_name is None:  # inject the Response whose status and headers FastAPI applies
-        response_name = dependant.response_param_name = _RESPONSE_PARAMETER
-    keep_response = response_name != _RESPONSE_PARAMETER
+        response_name = dependant.response_param_name = RESPONSE_PARAMETER
+    keep_response = response_name != RESPONSE_PARAMETER
     item = _ResponseField(item_field, serialization)
     status_code = route.status_code
-    sse = bool(getattr(route, "is_sse_stream", False))
+    sse = _fastapi.streams_events(route)
     is_async = _fastapi.is_async(endpoint)
 
     def encode_item(value: Any) -> bytes:
-        validated, errors = item.validate(value, {}, loc=("response",))
-        if errors:
-            raise _fastapi.response_validation_error(errors, value, call)
-        return item.serialize_json(validated)
+        if item_field is not None:
+            value = _fastapi.validated(item_field, value, call)
+        return item.serialize_json(value)
 
     async def call(**values: Any) -> Any:
         sub_response = values[response_name] if keep_response else values.pop(response_name)
@@ -234,18 +217,18 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
 
 
 def _body_substitutes(route: Any) -> dict[str, Any]:
+    """Serialize returned values with orjson: the response field and the response class."""
     response_class, is_default = response_class_in_force(route)
     rendered = rendering(response_class)
     field = route.response_field
-    substitutes = {
-        "response_field": _ResponseField(
-            field, _DEFAULTS.serialization(route if field is not None else None)
-        ),
+    # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
+    response_field = _ResponseField(
+        field, _DEFAULTS.serialization(route if field is not None else None)
+    )
+    return {
+        **dict.fromkeys(_fastapi.response_field_attributes(route), response_field),
         "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
     }
-    if hasattr(route, "secure_cloned_response_field"):
-        substitutes["secure_cloned_response_field"] = substitutes["response_field"]
-    return substitutes
 
 
 def _stream_response(
@@ -260,8 +243,7 @@ def _stream_response(
         return event_stream(
             items,
             encode_item,
-            ping=_keepalive_comment(),
-            ping_interval=settings.ping_interval or _fastapi.ping_interval(),
+            ping_interval=settings.ping_interval,
             send_timeout=settings.send_timeout,
             **extra,
         )
@@ -274,26 +256,13 @@ def _stream_response(
     )
 
 
-def _keepalive_comment() -> bytes:
-    try:
-        from fastapi.sse import KEEPALIVE_COMMENT  # noqa: PLC0415 - FastAPI 0.135
-    except ImportError:
-        return PING
-    return KEEPALIVE_COMMENT
-
-
 def _returned(route: Any) -> ReturnedStream | None:
     """The stream an endpoint may return instead of a JSON body (`JSONLines`, ...), or None."""
     return returned_stream(_fastapi.return_annotation(route.endpoint))
 
 
 def _streams(route: Any) -> bool:
-    # FastAPI 0.134 streams generator endpoints as JSON Lines, 0.135 as Server-Sent Events.
-    return bool(
-        getattr(route, "is_json_stream", False)
-        or getattr(route, "is_sse_stream", False)
-        or _returned(route) is not None
-    )
+    return _fastapi.streams(route) or _returned(route) is not None
 
 
 def _methods(route: Any) -> str:
@@ -332,7 +301,7 @@ class _ResponseField:
 
     def __init__(self, field: Any, serialization: Serialization) -> None:
         self._field = field
-        self._encode: Callable[[Any], bytes] = route_encoder(field, serialization)
+        self._encode: Callable[[Any], bytes] = route_serializer(field, serialization)
 
     def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
         if self._field is None:

@@ -21,6 +21,7 @@ import anyio
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
+from orjson_dispatch import _fastapi
 from orjson_dispatch._batches import send_items
 from orjson_dispatch._dumps import UNTYPED
 from orjson_dispatch._options import DEFAULTS
@@ -158,7 +159,7 @@ def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
         encode: Returns the JSON of a plain item, sent as the event's `data:` line; a FastAPI
             `ServerSentEvent` item gives its own fields.
     """
-    event_class = _server_sent_event_class()
+    event_class = _fastapi.server_sent_event_class()
 
     def frame(item: Any) -> bytes:
         if event_class is not None and isinstance(item, event_class):
@@ -176,10 +177,10 @@ def server_sent_event(item: Any) -> bytes | None:
     anything else untyped), with its `event`, `id`, `retry` and `comment` lines, never validated
     against the stream's item type.
     """
-    event_class = _server_sent_event_class()
+    event_class = _fastapi.server_sent_event_class()
     if event_class is None or not isinstance(item, event_class):
         return None
-    from fastapi.sse import format_sse_event  # noqa: PLC0415 - implied by the item's class
+    from fastapi.sse import format_sse_event  # noqa: PLC0415 - FastAPI 0.135, as the item's class
 
     data = item.data
     if item.raw_data is not None:
@@ -193,16 +194,6 @@ def server_sent_event(item: Any) -> bytes | None:
     return format_sse_event(
         data_str=text, event=item.event, id=item.id, retry=item.retry, comment=item.comment
     )
-
-
-@functools.cache
-def _server_sent_event_class() -> type[Any] | None:
-    # FastAPI 0.135 adds Server-Sent Events; Starlette apps may not have FastAPI at all.
-    try:
-        from fastapi.sse import ServerSentEvent  # noqa: PLC0415
-    except ImportError:
-        return None
-    return ServerSentEvent
 
 
 def json_lines(
@@ -251,7 +242,7 @@ def server_sent_events(
     response_model: Any = UNTYPED,
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
-    ping_interval: float = 15.0,
+    ping_interval: float | None = None,
     send_timeout: float | None = None,
 ) -> StreamingResponse:
     """Stream what `items` yields as Server-Sent Events (`text/event-stream`), as FastAPI does.
@@ -267,7 +258,7 @@ def server_sent_events(
             `pydantic.ValidationError` ends the stream) and filtered to it.
         status_code: The response status.
         headers: Headers added to the response.
-        ping_interval: Seconds of silence before a ping.
+        ping_interval: Seconds of silence before a ping; None: FastAPI's interval (15 s).
         send_timeout: Seconds a send may wait for a client that reads nothing before the
             stream ends (its generator closed) with a `TimeoutError`; None: no limit.
 
@@ -282,7 +273,6 @@ def server_sent_events(
     return event_stream(
         items,
         _item_encoder(response_model),
-        ping=PING,
         ping_interval=ping_interval,
         send_timeout=send_timeout,
         status_code=status_code,
@@ -290,17 +280,29 @@ def server_sent_events(
     )
 
 
-def event_stream(items: Any, encode: Callable[[Any], bytes], **settings: Any) -> Stream:
-    """Return the Server-Sent Events response of `items`, with FastAPI's headers."""
-    response = Stream(items, event_frame(encode), media_type="text/event-stream", **settings)
+def event_stream(
+    items: Any, encode: Callable[[Any], bytes], *, ping_interval: float | None, **settings: Any
+) -> Stream:
+    """Return the Server-Sent Events response of `items`, with FastAPI's headers and pings.
+
+    Args:
+        items: The generator.
+        encode: Returns the JSON of a plain item.
+        ping_interval: Seconds of silence before a ping; None: FastAPI's interval.
+        **settings: As for `Stream`.
+    """
+    response = Stream(
+        items,
+        event_frame(encode),
+        media_type="text/event-stream",
+        ping=_fastapi.keepalive_comment(),
+        ping_interval=ping_interval or _fastapi.ping_interval(),
+        **settings,
+    )
     response.headers["Cache-Control"] = "no-cache"
     # nginx buffers responses unless told not to.
     response.headers["X-Accel-Buffering"] = "no"
     return response
-
-
-# The keep-alive comment of the Server-Sent Events specification, as FastAPI sends it.
-PING = b": ping\n\n"
 
 
 def _item_encoder(response_model: Any) -> Callable[[Any], bytes]:

@@ -1,12 +1,15 @@
-"""Misuse warnings, shown at the user's line."""
+"""How orjson_dispatch tells its user: the "orjson_dispatch" logger, misuse warnings."""
 
 from __future__ import annotations
 
+import logging
 import sys
 import warnings
 from typing import Any
 
-__all__ = ["user_frame", "warn"]
+__all__ = ["logger", "user_frame", "warn"]
+
+logger = logging.getLogger("orjson_dispatch")
 
 _LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")
 
