@@ -73,6 +73,16 @@ class Serialization:
     include: Any = None
     exclude: Any = None
     option: int = 0
+    # Encoders are cached by their settings: the hash is worked out once, not per lookup.
+    _hash: int = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fields = (self.by_alias, self.exclude_unset, self.exclude_defaults, self.exclude_none)
+        key = (*fields, self.include, self.exclude, self.option)
+        object.__setattr__(self, "_hash", hash(key))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def selective(self) -> bool:
