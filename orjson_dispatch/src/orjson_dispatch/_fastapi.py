@@ -18,6 +18,7 @@ __all__ = [
     "VALIDATION_ERRORS",
     "document_both",
     "effective_route",
+    "format_sse_event",
     "is_async",
     "jsonable_encoders",
     "keepalive_comment",
@@ -115,6 +116,11 @@ def keepalive_comment() -> bytes:
 def server_sent_event_class() -> type[Any] | None:
     """Return FastAPI's `ServerSentEvent` (0.135), or None."""
     return getattr(sse, "ServerSentEvent", None)
+
+
+def format_sse_event(**fields: Any) -> bytes:
+    """Return FastAPI's wire form of one Server-Sent Event (0.135, with `ServerSentEvent`)."""
+    return sse.format_sse_event(**fields)
 
 
 def response_field_attributes(route: Any) -> tuple[str, ...]:

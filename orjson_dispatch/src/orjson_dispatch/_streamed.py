@@ -22,6 +22,8 @@ import typing
 from collections.abc import AsyncIterable, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar, Union
 
+from orjson_dispatch import _fastapi
+
 __all__ = ["JSONLines", "ReturnedStream", "ServerSentEvents", "Streamed", "returned_stream"]
 
 T = TypeVar("T")
@@ -112,12 +114,8 @@ def _stream_kind(annotation: Any) -> type[Streamed[Any]] | None:
 
 
 def _data_item(item: Any) -> Any:
-    # FastAPI 0.135: a `ServerSentEvent` item type is a transport wrapper, not data to validate
-    # or document; such items give their own fields.
-    try:
-        from fastapi.sse import ServerSentEvent  # noqa: PLC0415
-    except ImportError:
-        return item
-    if item is ServerSentEvent:
+    # A `ServerSentEvent` item type is a transport wrapper, not data to validate or document;
+    # such items give their own fields.
+    if item is not None and item is _fastapi.server_sent_event_class():
         return None
     return item

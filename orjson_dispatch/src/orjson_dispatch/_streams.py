@@ -180,8 +180,6 @@ def server_sent_event(item: Any) -> bytes | None:
     event_class = _fastapi.server_sent_event_class()
     if event_class is None or not isinstance(item, event_class):
         return None
-    from fastapi.sse import format_sse_event  # noqa: PLC0415 - FastAPI 0.135, as the item's class
-
     data = item.data
     if item.raw_data is not None:
         text: str | None = item.raw_data
@@ -191,7 +189,7 @@ def server_sent_event(item: Any) -> bytes | None:
         text = data.model_dump_json()
     else:
         text = encode_untyped(data, DEFAULTS).decode()
-    return format_sse_event(
+    return _fastapi.format_sse_event(
         data_str=text, event=item.event, id=item.id, retry=item.retry, comment=item.comment
     )
 
