@@ -9,18 +9,26 @@ function type-check as calls to the original.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import orjson
-from fastapi import BackgroundTasks, FastAPI, Response
+from fastapi import APIRouter, BackgroundTasks, FastAPI, Response
 from pydantic import BaseModel
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
 import orjson_dispatch
-from orjson_dispatch import dispatch, dumps
+from orjson_dispatch import (
+    DispatchRoute,
+    JSONLines,
+    ServerSentEvents,
+    StreamSettings,
+    dispatch,
+    dispatched_routes,
+    dumps,
+)
 
 version: str = orjson_dispatch.__version__
 public: list[str] = orjson_dispatch.__all__
@@ -99,3 +107,28 @@ options_body: bytes = dumps(
     exclude={"b"},
     option=orjson.OPT_SORT_KEYS,
 )
+
+
+# One path, JSON or a stream, on a DispatchRoute subclass with its stream settings.
+class ModelRoute(DispatchRoute):
+    stream_settings = StreamSettings(ping_interval=5, send_timeout=30.0)
+
+
+router = APIRouter(route_class=ModelRoute)
+
+
+async def tokens() -> AsyncIterator[Item]:
+    yield Item(id=1, name="x")
+
+
+@router.post("/v1/items")
+async def items(stream: bool = False) -> Item | ServerSentEvents[Item]:
+    if stream:
+        return ServerSentEvents(tokens())
+    return Item(id=1, name="x")
+
+
+lines: JSONLines[Item] = JSONLines([Item(id=1, name="x")])
+app.include_router(router)
+# Which routes are served with orjson.
+served: dict[str, bool] = dispatched_routes(app)
