@@ -22,6 +22,7 @@ __all__ = [
     "is_async",
     "jsonable_encoders",
     "keepalive_comment",
+    "original_route",
     "ping_interval",
     "response_field_attributes",
     "response_validation_error",
@@ -215,6 +216,12 @@ def route_being_built(route: Any) -> Any:
     if context is not None and context.original_route is route:
         return context
     return route
+
+
+def original_route(route: Any) -> Any:
+    """Return the route itself for FastAPI's effective route context of one of its inclusions."""
+    # FastAPI 0.137: an effective route context names the route it was made from.
+    return getattr(route, "original_route", route)
 
 
 def effective_route(scope: MutableMapping[str, Any]) -> Any:

@@ -42,7 +42,7 @@ def _walk(owner: Any, prefix: str) -> Iterator[tuple[str, str, bool]]:
 
 
 def _served_by_orjson(route: Any) -> bool:
-    original = getattr(route, "original_route", route)  # FastAPI's effective route context
+    original = _fastapi.original_route(route)
     try:
         from orjson_dispatch._route import DispatchRoute, left_to_fastapi  # noqa: PLC0415
     except ImportError:  # a Starlette app without FastAPI

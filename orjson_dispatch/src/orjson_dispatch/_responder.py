@@ -33,7 +33,6 @@ __all__ = [
     "Responder",
     "answers_as_json",
     "response_class_in_force",
-    "returns_response",
     "route_serializer",
 ]
 
@@ -123,12 +122,6 @@ def _field_encoder(
 
 def _unvalidated(value: Any) -> Any:
     raise AssertionError("FastAPI validates through the response field")  # pragma: no cover
-
-
-def returns_response(endpoint: Callable[..., Any]) -> bool:
-    """Tell whether the endpoint's return annotation is a Response, which FastAPI returns as is."""
-    annotation = _fastapi.signature(endpoint).return_annotation
-    return isinstance(annotation, type) and issubclass(annotation, Response)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,7 +27,7 @@ from orjson_dispatch._diagnostics import logger, warn
 from orjson_dispatch._dispatch import RESPONSE_PARAMETER, wrapped_endpoint
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
-from orjson_dispatch._responder import response_class_in_force, returns_response, route_serializer
+from orjson_dispatch._responder import response_class_in_force, route_serializer
 from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
 from orjson_dispatch._streams import Stream, event_stream, json_line_frame
@@ -81,10 +81,14 @@ class DispatchRoute(APIRoute):
         router whose routes were added before its route_class was set to this class is warned
         about, once, at the line adding the first route of this class.
         """
-        if isinstance(settings.get("response_model", DefaultPlaceholder(None)), DefaultPlaceholder):
-            returned = returned_stream(_fastapi.return_annotation(endpoint))
-            if returned is not None:
-                settings["response_model"] = returned.body
+        # Read once: FastAPI 0.137 to 0.141 build the handler of an included route per request.
+        annotation = _fastapi.return_annotation(endpoint)
+        self._returned_stream = returned_stream(annotation)
+        self._returns_response = isinstance(annotation, type) and issubclass(annotation, Response)
+        if self._returned_stream is not None and isinstance(
+            settings.get("response_model", DefaultPlaceholder(None)), DefaultPlaceholder
+        ):
+            settings["response_model"] = self._returned_stream.body
         super().__init__(path, endpoint, **settings)
         router = _fastapi.router_adding(self)
         if (
@@ -132,7 +136,7 @@ def left_to_fastapi(route: Any) -> str | None:
         return None
     if wrapped_endpoint(route.endpoint) is not None:
         return "the endpoint is wrapped in dispatch, which answers it"
-    if returns_response(route.endpoint):
+    if _fastapi.original_route(route)._returns_response:
         return "the endpoint returns a Response"
     response_class, _ = response_class_in_force(route)
     if reads_content(response_class):
@@ -258,7 +262,8 @@ def _stream_response(
 
 def _returned(route: Any) -> ReturnedStream | None:
     """The stream an endpoint may return instead of a JSON body (`JSONLines`, ...), or None."""
-    return returned_stream(_fastapi.return_annotation(route.endpoint))
+    stream: ReturnedStream | None = _fastapi.original_route(route)._returned_stream
+    return stream
 
 
 def _streams(route: Any) -> bool:
