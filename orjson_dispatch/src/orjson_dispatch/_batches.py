@@ -101,10 +101,7 @@ async def _coalesced(items: Any, frame: Callable[[Any], bytes], send: Send) -> N
         if batch:
             await send(b"".join(batch))
     finally:
-        close = getattr(items, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
+        await _aclose(items)
 
 
 async def _send_while_waiting(body: bytes, step: Any, pending: Any, send: Send) -> Any:
@@ -161,10 +158,15 @@ async def _one_by_one(items: Any, frame: Callable[[Any], bytes], send: Send) -> 
                 await anyio.sleep(0)
                 deadline = time.monotonic() + CHECKPOINT_SECONDS
     finally:
-        close = getattr(items, "aclose", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await close()
+        await _aclose(items)
+
+
+async def _aclose(items: Any) -> None:
+    """Close an async generator however its stream ended, even while the stream is cancelled."""
+    close = getattr(items, "aclose", None)
+    if close is not None:
+        with anyio.CancelScope(shield=True):
+            await close()
 
 
 async def _threaded(items: Any, frame: Callable[[Any], bytes], send: Send) -> None:
