@@ -32,9 +32,12 @@ class _Keepalive(asyncio.Protocol):
                 apply(sock, self._plan)
             except Exception:  # never let the options break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
-            # The class was made before logging showed INFO. Written only once: assigning a
-            # class attribute invalidates the interpreter's attribute caches of the class.
-            if not self._announced and announce(self.keepalive):
+            # The class may have been made before logging was set up; by the first connection
+            # it is, and whether INFO shows is settled: one try, not one per connection.
+            # Written only once: assigning a class attribute invalidates the interpreter's
+            # attribute caches of the class.
+            if not self._announced:
+                announce(self.keepalive)
                 type(self)._announced = True
         super().connection_made(transport)
 
