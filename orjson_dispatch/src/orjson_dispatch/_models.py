@@ -35,7 +35,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple, NoReturn
 
 import orjson
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from orjson_dispatch._options import ENCODE_OPTION
@@ -459,13 +459,12 @@ class Declared(NamedTuple):
     models: frozenset[type[BaseModel]]
 
 
-def declared(annotation: Any) -> Declared:
-    """Return what values declared as `annotation` must be to be written by orjson exactly.
+def declared(schema: Any) -> Declared:
+    """Return what values of a core schema must be to be written by orjson exactly.
 
     Raises:
-        NotPlainError: pydantic's serialization of `annotation` may differ from orjson's.
+        NotPlainError: pydantic's serialization of the schema may differ from orjson's.
     """
-    schema = TypeAdapter(annotation).core_schema
     checks = _Checks(_definitions(schema), {}, "_")
     resolved = checks.resolve(schema)
     if resolved["type"] == "model":

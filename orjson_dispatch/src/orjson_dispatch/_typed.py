@@ -45,7 +45,8 @@ class TypedEncoder:
     ) -> None:
         self.validate = validate
         self._dump_json = dump_json
-        if writes_nan(TypeAdapter(annotation).core_schema):
+        schema = TypeAdapter(annotation).core_schema
+        if writes_nan(schema):
             self._dump_json = lambda value: without_nan(dump_json(value))
         self._option = ENCODE_OPTION | serialization.option
         self._fast = not serialization.selective
@@ -54,7 +55,7 @@ class TypedEncoder:
         self._default: Callable[[Any], Any] | None = None
         if self._fast:
             try:
-                self._check, self._root, models = declared(annotation)
+                self._check, self._root, models = declared(schema)
                 self._default = default_for(models, serialization.by_alias)
             except NotPlainError:
                 self._fast = False
