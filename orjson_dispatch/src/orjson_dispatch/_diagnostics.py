@@ -7,7 +7,7 @@ import sys
 import warnings
 from typing import Any
 
-__all__ = ["logger", "user_frame", "warn"]
+__all__ = ["logger", "methods", "user_frame", "warn"]
 
 logger = logging.getLogger("orjson_dispatch")
 
@@ -33,3 +33,8 @@ def warn(message: str) -> None:
         module=frame.f_globals.get("__name__"),
         registry=frame.f_globals.setdefault("__warningregistry__", {}),
     )
+
+
+def methods(route: Any) -> str:
+    """Return a route's HTTP methods as its messages name them: `GET,POST`."""
+    return ",".join(sorted(getattr(route, "methods", None) or ()))

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from orjson_dispatch import _fastapi
+from orjson_dispatch._diagnostics import methods
 from orjson_dispatch._dispatch import wrapped_endpoint
 
 __all__ = ["dispatched_routes"]
@@ -25,7 +26,7 @@ def dispatched_routes(app: Any) -> dict[str, bool]:
         wrapped in `dispatch` that answers its values itself (not a generator endpoint outside
         `DispatchRoute`, not under a response class that renders something else than JSON).
     """
-    return {f"{methods} {path}": served for methods, path, served in _walk(app, "")}
+    return {f"{verbs} {path}": served for verbs, path, served in _walk(app, "")}
 
 
 def _walk(owner: Any, prefix: str) -> Iterator[tuple[str, str, bool]]:
@@ -37,8 +38,7 @@ def _walk(owner: Any, prefix: str) -> Iterator[tuple[str, str, bool]]:
         endpoint = getattr(route, "endpoint", None)
         if endpoint is None:
             continue  # a websocket route or an app of its own
-        methods = ",".join(sorted(getattr(route, "methods", None) or ()))
-        yield methods, prefix + route.path, _served_by_orjson(route)
+        yield methods(route), prefix + route.path, _served_by_orjson(route)
 
 
 def _served_by_orjson(route: Any) -> bool:

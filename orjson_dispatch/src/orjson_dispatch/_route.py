@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._diagnostics import logger, warn
+from orjson_dispatch._diagnostics import logger, methods, warn
 from orjson_dispatch._dispatch import RESPONSE_PARAMETER, wrapped_endpoint
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
@@ -100,7 +100,7 @@ class DispatchRoute(APIRoute):
             if earlier:
                 _warned[id(router)] = router
                 warn(
-                    f"{len(earlier)} route(s) of this router, the first {_methods(earlier[0])} "
+                    f"{len(earlier)} route(s) of this router, the first {methods(earlier[0])} "
                     f"{earlier[0].path}, were added before its route_class was set to "
                     f"{type(self).__qualname__} and are served without it: set route_class "
                     "before adding routes (APIRouter(route_class=...), or "
@@ -113,7 +113,7 @@ class DispatchRoute(APIRoute):
         reason = left_to_fastapi(route)
         if reason is not None:
             self.dispatched = False
-            logger.debug("%s %s left to FastAPI: %s", _methods(route), route.path, reason)
+            logger.debug("%s %s left to FastAPI: %s", methods(route), route.path, reason)
             return super().get_route_handler()
         if _streams(route):
             substitutes = _stream_substitutes(route, self.stream_settings)
@@ -122,7 +122,7 @@ class DispatchRoute(APIRoute):
         with _substituted(route, substitutes):
             handler = super().get_route_handler()
         self.dispatched = True
-        logger.debug("%s %s serialized by orjson", _methods(route), route.path)
+        logger.debug("%s %s serialized by orjson", methods(route), route.path)
         return handler
 
 
@@ -268,10 +268,6 @@ def _returned(route: Any) -> ReturnedStream | None:
 
 def _streams(route: Any) -> bool:
     return _fastapi.streams(route) or _returned(route) is not None
-
-
-def _methods(route: Any) -> str:
-    return ",".join(sorted(getattr(route, "methods", None) or ()))
 
 
 @contextlib.contextmanager
