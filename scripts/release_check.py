@@ -12,8 +12,9 @@ checked before anything is built.
 The checks, in order; every failure is reported, then the exit status is 1:
 
 1. ``__version__`` in ``src/<package>/__init__.py`` is a string literal; with a
-   TAG, ``CHANGELOG.md`` has a dated section for that version
-   (``## [0.1.0] - 2026-11-29``, Keep a Changelog).
+   TAG, the version is a final release (a ``.devN`` version, such as the
+   ``0.1.0.dev0`` of an unreleased tree, is never published) and ``CHANGELOG.md``
+   has a dated section for it (``## [0.1.0] - 2026-12-01``, Keep a Changelog).
 2. ``python -m build`` (sdist, then the wheel built from the sdist) yields
    exactly one sdist and one wheel named after the distribution and version.
 3. The wheel holds only ``<package>/`` (with ``py.typed``) and its
@@ -140,19 +141,24 @@ def read_distribution(package: str) -> Distribution:
 
 
 def check_tag(dist: Distribution, tag: str) -> None:
-    """Fail unless ``tag`` is ``<distribution>-v<version>``."""
+    """Fail unless ``tag`` is ``<distribution>-v<version>`` and the version is not ``.devN``."""
     expected = f"{dist.name}-v{dist.version}"
     if tag != expected:
         raise CheckFailedError(
             f"tag {tag!r} does not match {dist.package}.__version__ = {dist.version!r}: "
             f"expected the tag {expected!r}"
         )
+    if re.search(r"\.dev\d*$", dist.version):
+        raise CheckFailedError(
+            f"{dist.package}.__version__ = {dist.version!r} is a development version, which is "
+            "never published: set the release's version and date its changelog section first"
+        )
 
 
 def check_changelog(dist: Distribution) -> list[str]:
     """Problems with the changelog entry of the version being released."""
     changelog = (ROOT / dist.package / "CHANGELOG.md").read_text()
-    # Keep a Changelog: "## [0.1.0] - 2026-11-29".
+    # Keep a Changelog: "## [0.1.0] - 2026-12-01".
     heading = re.compile(
         rf"^## \[{re.escape(dist.version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", re.MULTILINE
     )

@@ -18,8 +18,10 @@ import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 RELEASE_CHECK = ROOT / "scripts" / "release_check.py"
@@ -76,7 +78,9 @@ def releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Release]:
     running = {
         package: subprocess.Popen(
             [
-                *(sys.executable, str(RELEASE_CHECK), package, tag_of(package)),
+                *(sys.executable, str(RELEASE_CHECK), package),
+                # A development version is checked as a build, without a tag to publish.
+                *(() if Version(source_version(package)).is_devrelease else (tag_of(package),)),
                 *("--outdir", str(base / package / "dist"), "--venv", str(base / package / "venv")),
             ],
             stdout=subprocess.PIPE,
@@ -239,6 +243,38 @@ def test_all_is_a_sorted_list(installed: dict[str, object]) -> None:
     assert names == sorted(names)
 
 
+def release_check_module() -> Any:
+    spec = importlib.util.spec_from_file_location("release_check", RELEASE_CHECK)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["release_check"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_the_changelog_agrees_with_the_version(package: str) -> None:
+    """A development version has only Unreleased entries; a release has its dated section."""
+    version = Version(source_version(package))
+    changelog = (ROOT / package / "CHANGELOG.md").read_text()
+    dated = re.findall(r"^## \[([^\]]+)\] - \d{4}-\d{2}-\d{2}$", changelog, re.MULTILINE)
+    assert "\n## [Unreleased]\n" in changelog
+    if version.is_devrelease:
+        assert all(Version(d) < Version(version.base_version) for d in dated), dated
+    else:
+        assert dated[:1] == [str(version)]
+    tags = re.findall(r"^\[([^\]]+)\]: \S+/releases/tag/", changelog, re.MULTILINE)
+    assert set(tags) <= set(dated), "a tag link for a version with no dated section"
+
+
+def test_release_check_refuses_to_publish_a_development_version() -> None:
+    module = release_check_module()
+    dev = module.Distribution("orjson_dispatch", "orjson-dispatch", "1.0.0.dev0")
+    with pytest.raises(module.CheckFailedError, match="development version"):
+        module.check_tag(dev, "orjson-dispatch-v1.0.0.dev0")
+
+
 def test_release_check_rejects_a_tag_that_does_not_match_the_version() -> None:
     done = subprocess.run(
         [sys.executable, str(RELEASE_CHECK), "orjson_dispatch", "orjson-dispatch-v999.0.0"],
@@ -283,12 +319,7 @@ def test_ci_runs_the_same_command_as_a_developer() -> None:
 
 
 def test_release_check_requires_a_dated_changelog_section_for_the_version() -> None:
-    spec = importlib.util.spec_from_file_location("release_check", RELEASE_CHECK)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["release_check"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
+    module = release_check_module()
     unreleased = module.Distribution("orjson_dispatch", "orjson-dispatch", "999.0.0")
     (problem,) = module.check_changelog(unreleased)
     assert "CHANGELOG.md has no dated section for 999.0.0" in problem

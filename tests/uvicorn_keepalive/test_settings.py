@@ -232,7 +232,7 @@ def test_settings_pickle() -> None:
 
 def test_public_names() -> None:
     assert uvicorn_keepalive.__all__ == sorted(uvicorn_keepalive.__all__)
-    assert uvicorn_keepalive.__version__ == "0.1.0"
+    assert uvicorn_keepalive.__version__ == "0.1.0.dev0"
     for name in uvicorn_keepalive.__all__:
         assert getattr(uvicorn_keepalive, name) is not None
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):

@@ -35,7 +35,7 @@ __all__ = [
     "json_lines",
     "server_sent_events",
 ]
-__version__ = "0.1.0"
+__version__ = "0.1.0.dev0"
 
 
 def __getattr__(name: str) -> object:

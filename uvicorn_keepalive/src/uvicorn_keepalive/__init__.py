@@ -17,4 +17,4 @@ __all__ = [
     "socket_factory",
     "socket_options",
 ]
-__version__ = "0.1.0"
+__version__ = "0.1.0.dev0"
