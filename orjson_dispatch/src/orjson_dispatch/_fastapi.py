@@ -24,6 +24,7 @@ __all__ = [
     "keepalive_comment",
     "original_route",
     "ping_interval",
+    "refuse_pydantic_v1",
     "response_field_attributes",
     "response_validation_error",
     "return_annotation",
@@ -76,6 +77,23 @@ def jsonable_encoders(
     for cls, encoder in fallback.items():
         grouped[encoder] = (*grouped.get(encoder, ()), cls)
     return fallback, grouped
+
+
+def refuse_pydantic_v1(value: Any) -> None:
+    """Raise FastAPI's error for a `pydantic.v1` model, where `jsonable_encoder` raises it.
+
+    FastAPI 0.128 dropped `pydantic.v1`: `jsonable_encoder` raises `PydanticV1NotSupportedError`
+    (a 500) for such a model, after its tables of encoders and before `dict(value)`. Earlier
+    releases, and a Starlette app, encode it as `dict(value)`.
+    """
+    is_v1 = getattr(encoders, "is_pydantic_v1_model_instance", None)
+    error = getattr(encoders, "PydanticV1NotSupportedError", None)
+    if is_v1 is not None and error is not None and is_v1(value):
+        msg = (
+            "pydantic.v1 models are no longer supported by FastAPI."
+            f" Please update the model {value!r}."
+        )
+        raise error(msg)
 
 
 def is_async(endpoint: Callable[..., Any]) -> bool:

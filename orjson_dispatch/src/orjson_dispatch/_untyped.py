@@ -87,6 +87,7 @@ _STARLETTE_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {
     AnyUrl: str,
 }
 _ENCODERS_BY_TYPE, _ENCODERS_BY_CLASSES = _fastapi.jsonable_encoders(_STARLETTE_ENCODERS)
+_UUID_ENCODER = _ENCODERS_BY_TYPE.get(UUID)
 # What jsonable_encoder walks as a list (only these: a dict view or another Set is not one).
 _SEQUENCES = (list, set, frozenset, GeneratorType, tuple, deque)
 
@@ -101,7 +102,9 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
     """
     default = _default(serialization.by_alias)
     option = ENCODE_OPTION | serialization.option
-    if not serialization.selective:
+    # orjson writes a UUID itself: an app's own entry for UUID in FastAPI's table is applied by
+    # the exact path.
+    if not serialization.selective and _ENCODERS_BY_TYPE.get(UUID) is _UUID_ENCODER:
         try:
             body = orjson.dumps(value, default=default, option=option)
         except TypeError:
@@ -166,16 +169,40 @@ def _default(by_alias: bool) -> Callable[[Any], Any]:
     """Return the orjson `default` callback for values returned without a declared type.
 
     orjson calls it only for what it does not encode natively. A model becomes a fragment of its
-    own JSON (`model.model_dump_json(by_alias=...)`, as `jsonable_encoder` calls `model_dump`);
-    anything else follows `jsonable_leaf`.
+    own JSON (`model.model_dump_json(by_alias=...)`, as `jsonable_encoder` calls `model_dump`),
+    or, where its class overrides `model_dump`, what that method returns; anything else follows
+    `jsonable_leaf`.
     """
+    serialization = Serialization(by_alias=by_alias)
 
     def default(value: Any) -> Any:
         if isinstance(value, BaseModel):
+            if type(value).model_dump is not _MODEL_DUMP:
+                return own_dump(value, serialization)
             return orjson.Fragment(model_json(value, by_alias=by_alias))
         return jsonable_leaf(value)
 
     return default
+
+
+_MODEL_DUMP = BaseModel.model_dump
+
+
+def own_dump(model: BaseModel, serialization: Serialization) -> Any:
+    """Return `model.model_dump(mode="json", ...)` called as `jsonable_encoder` calls it.
+
+    For a class that overrides `model_dump` (to leave out a secret, say): FastAPI's untyped path
+    sends what the override returns, so that is what is encoded, by the untyped rules.
+    """
+    return model.model_dump(
+        mode="json",
+        include=thaw(serialization.include),
+        exclude=thaw(serialization.exclude),
+        by_alias=serialization.by_alias,
+        exclude_unset=serialization.exclude_unset,
+        exclude_none=serialization.exclude_none,
+        exclude_defaults=serialization.exclude_defaults,
+    )
 
 
 def jsonable_leaf(value: Any) -> Any:
@@ -262,7 +289,9 @@ def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
 
     Raises:
         ValueError: Neither works; it holds both errors, as FastAPI's does.
+        fastapi.exceptions.PydanticV1NotSupportedError: A `pydantic.v1` model (FastAPI 0.128+).
     """
+    _fastapi.refuse_pydantic_v1(value)
     try:
         return dict(value)
     except Exception as error:
@@ -290,6 +319,8 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
         if include is None and exclude is None
         else dataclasses.replace(serialization, include=None, exclude=None)
     )
+    if isinstance(value, BaseModel) and type(value).model_dump is not _MODEL_DUMP:
+        return to_jsonable(own_dump(value, serialization), inner)
     if isinstance(value, BaseModel):
         # model_dump(mode="json"), with numpy values written as on orjson's path.
         dumped = value.__pydantic_serializer__.to_python(
