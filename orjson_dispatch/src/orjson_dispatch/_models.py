@@ -204,8 +204,13 @@ class _Checks:
                 return f"({value} is None or {inner})"
         if kind in _CONTAINERS:
             items, values = self._items(schema, value)
-            # issuperset reads the iterator without building a set.
-            return None if items is None else f"{self.name(items.issuperset)}(map(type, {values}))"
+            if items is None:
+                return None
+            # The container's own class first: a generator assigned without validation would be
+            # consumed by the check. issuperset reads the iterator without building a set.
+            container = self.name(_CONTAINERS[kind])
+            superset = self.name(items.issuperset)
+            return f"(type({value}) is {container} and {superset}(map(type, {values})))"
         classes = self.types(schema)
         if len(classes) == 1:
             (cls,) = classes

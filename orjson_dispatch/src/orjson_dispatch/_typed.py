@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-from pydantic import TypeAdapter
+from pydantic import PydanticUserError, TypeAdapter
 
 from orjson_dispatch._models import NotPlainError, declared, default_for, without_nan, writes_nan
 from orjson_dispatch._options import ENCODE_OPTION, Serialization
@@ -59,6 +59,10 @@ class TypedEncoder:
                 self._default = default_for(models, serialization.by_alias)
             except NotPlainError:
                 self._fast = False
+            except PydanticUserError:
+                # Not fully defined (a forward reference to a class local to a function): FastAPI
+                # serves the app and answers 500 for each value; `dump_json` raises the same.
+                self._fast = False
 
     def encode(self, value: Any) -> bytes:
         """Validate `value` and return its JSON.
@@ -90,12 +94,15 @@ def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder
     fly are not kept alive without bound).
     """
     try:
-        return _cached_typed_encoder(annotation, serialization)
+        # `Union[A, B] == Union[B, A]`, but pydantic breaks ties between members by their order:
+        # the repr tells them apart.
+        return _cached_typed_encoder(annotation, repr(annotation), serialization)
     except TypeError:  # an unhashable annotation: build it each time
-        return _typed_encoder(annotation, serialization)
+        return _typed_encoder(annotation, "", serialization)
 
 
-def _typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder:
+def _typed_encoder(annotation: Any, order: str, serialization: Serialization) -> TypedEncoder:
+    del order  # a part of the cache key only
     adapter: TypeAdapter[Any] = TypeAdapter(annotation)
     return TypedEncoder(
         annotation,
