@@ -1,9 +1,9 @@
-"""``python -m benchmarks [--quick] [--only SUITES] [--out DIR] [--render DIR]``.
+"""``python -m benchmarks [--quick] [--only SUITES] [--out DIR | --render DIR] [--plots DIR]``.
 
 Each suite writes its raw measurements to ``<out>/<suite>.json`` (the in-process suite:
-pyperf's own file), so that running one suite again replaces only its file. The plots go to
-``docs/assets/benchmarks`` (with ``--quick`` or ``--out``: next to the files). A summary of
-every suite measured is printed at the end.
+pyperf's own file), so that running one suite again replaces only its file. A summary of every
+suite measured is printed at the end. ``--render DIR`` measures nothing and writes nothing: it
+prints the summary of the files in DIR. Plots are drawn only with ``--plots DIR``, into DIR.
 """
 
 import argparse
@@ -24,15 +24,13 @@ from benchmarks import summary
 from benchmarks.bodies import CHUNKS, TOOLCALL, TRAINING
 from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS, STREAMING_CONFIGS
 from benchmarks.inprocess import measure
-from benchmarks.load import LoadSettings, run_suite
+from benchmarks.load import LoadSettings, WrkError, require_wrk, run_suite
 from benchmarks.rounds import Cell
 from benchmarks.server import ROOT, ServerError
 from benchmarks.streaming import run_streaming
-from benchmarks.wrk import WrkError, require_wrk
 
 SUITES = ("serialization", "inprocess", "streaming", "keepalive")
 RESULTS = ROOT / "benchmarks" / "results"
-PLOTS = ROOT / "docs" / "assets" / "benchmarks"
 #: The distributions whose versions decide the figures, recorded with each suite.
 PACKAGES = ("fastapi", "pydantic", "orjson", "uvicorn", "uvloop", "httptools", "litestar",
             "msgspec", "sse-starlette", "orjson-dispatch", "uvicorn-keepalive")  # fmt: skip
@@ -102,6 +100,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", default=",".join(SUITES), help=f"of: {', '.join(SUITES)}")
     parser.add_argument("--out", type=Path, help="default: benchmarks/results[/quick]")
     parser.add_argument("--render", type=Path, metavar="DIR", help="summarize DIR, measure nothing")
+    parser.add_argument("--plots", type=Path, metavar="DIR", help="draw the plots into DIR")
     args = parser.parse_args(argv)
     unknown = set(args.only.split(",")) - set(SUITES)
     if unknown:
@@ -136,11 +135,11 @@ def draw(results: dict[str, Any], directory: Path) -> list[Path]:
     drawn = []
     if "serialization" in results:
         drawn.append(directory / "serialization.png")
-        label = "requests/s at 32 connections (log)"
+        label = "requests/s at 32 connections"
         summary.plot(results["serialization"], "rps", label, drawn[-1], concurrency=32)
     if "streaming" in results:
         drawn.append(directory / "streaming.png")
-        label = "events/s, one uvicorn worker (log)"
+        label = "events/s, one uvicorn worker"
         summary.plot(results["streaming"], "events_per_s", label, drawn[-1])
     return drawn
 
@@ -167,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.render is not None:
         results = load_results(args.render)
-        draw(results, PLOTS if args.render.resolve() == RESULTS else args.render)
+        drawn = draw(results, args.plots) if args.plots else []
+        print(f"benchmarks: plots {', '.join(map(str, drawn)) or 'not drawn'}", file=sys.stderr)
         print(summary.render(results))
         return 0
     out = args.out or (RESULTS / "quick" if args.quick else RESULTS)
@@ -195,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     except (WrkError, ServerError, subprocess.CalledProcessError) as error:
         print(f"benchmarks: {error}", file=sys.stderr)
         return 2
-    drawn = draw(measured, out if args.quick or args.out else PLOTS)
-    print(f"benchmarks: results in {out}, plots {', '.join(map(str, drawn))}", file=sys.stderr)
+    drawn = draw(measured, args.plots) if args.plots else []
+    plots = ", ".join(map(str, drawn)) or "not drawn (--plots DIR)"
+    print(f"benchmarks: results in {out}, plots {plots}", file=sys.stderr)
     print(summary.render(measured))
     return 0

@@ -1,10 +1,18 @@
-"""A load suite: servers up, answers checked, wrk runs interleaved over the rounds."""
+"""A load suite: servers up, answers checked, wrk runs interleaved over the rounds.
 
+wrk, the C HTTP load generator, comes from the Debian package ``wrk`` (``scripts/system-packages``
+installs it); the ``done`` hook of ``wrk_report.lua`` prints exact counts and latencies, easier
+to parse than wrk's own report.
+"""
+
+import json
 import math
-import sys
+import shlex
+import shutil
+import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +20,59 @@ import orjson
 
 from benchmarks.bodies import body
 from benchmarks.configs import ServerConfig
-from benchmarks.rounds import Cell, interleave
-from benchmarks.server import Server, ServerError, get, running
-from benchmarks.wrk import run_wrk
+from benchmarks.rounds import Cell, Run, drive, stderr
+from benchmarks.server import Server, ServerError, get
+
+_LUA = Path(__file__).with_name("wrk_report.lua")
+_MARKER = "BENCH_JSON "
 
 
-def stderr(line: str) -> None:
-    """Print a progress line."""
-    print(line, file=sys.stderr, flush=True)
+class WrkError(RuntimeError):
+    """wrk is missing, failed, or printed no summary."""
+
+
+def require_wrk() -> str:
+    """Return the path of the wrk executable; WrkError saying how to install it if missing."""
+    path = shutil.which("wrk")
+    if path is None:
+        raise WrkError(
+            "wrk is not installed: run scripts/system-packages (as root: apt-get install wrk on "
+            "Debian/Ubuntu), or install wrk with your package manager (brew install wrk on macOS)"
+        )
+    return path
+
+
+def wrk_command(
+    wrk: str, url: str, *, connections: int, duration_s: int, timeout_s: int, close: bool = False
+) -> list[str]:
+    """Return the wrk command line for one run.
+
+    One wrk thread drives every connection: on 2 cores the server gets one, wrk the other.
+    ``close`` sends ``Connection: close``: a new TCP connection per request.
+    """
+    options = f"--threads 1 --connections {connections} --duration {duration_s}s"
+    command = [wrk, *options.split(), "--timeout", f"{timeout_s}s", "--script", str(_LUA)]
+    return [*command, *(["--header", "Connection: close"] if close else []), url]
+
+
+def parse_wrk_output(stdout: str) -> dict[str, Any]:
+    """Return the summary ``wrk_report.lua`` printed, with ``duration_s`` and ``rps`` added."""
+    for line in stdout.splitlines():
+        if line.startswith(_MARKER):
+            found: dict[str, Any] = json.loads(line[len(_MARKER) :])
+            found["duration_s"] = found.pop("duration_us") / 1e6
+            found["rps"] = found["requests"] / found["duration_s"] if found["duration_s"] else 0.0
+            return found
+    raise WrkError(f"wrk printed no summary line; its output was:\n{stdout}")
+
+
+def run_wrk(wrk: str, url: str, **options: Any) -> dict[str, Any]:
+    """Run wrk on ``url`` (``options``: those of :func:`wrk_command`); return its summary."""
+    command = wrk_command(wrk, url, **options)
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        raise WrkError(f"{shlex.join(command)} exited {completed.returncode}: {completed.stderr}")
+    return parse_wrk_output(completed.stdout)
 
 
 @dataclass(frozen=True)
@@ -91,56 +144,46 @@ def run_suite(
     """Check every configuration's answers, then measure each on every cell, interleaved.
 
     Returns:
-        JSON-ready: ``configs``, ``cells``, ``single_request_ms`` (per configuration and body),
-        ``samples`` (one per run: wrk's summary) and ``skipped``.
+        :func:`~benchmarks.rounds.drive`'s result, its samples wrk's summaries, with
+        ``single_request_ms`` (per configuration and body).
     """
-    by_name = {config.name: config for config in configs}
     single: dict[str, dict[str, float]] = {}
-    result: dict[str, Any] = {
-        "name": name,
-        "configs": [asdict(config) for config in configs],
-        "cells": [asdict(cell) | {"key": cell.key} for cell in cells],
-        "single_request_ms": {},
-        "samples": [],
-        "skipped": [],
+
+    def prepare(server: Server, config: ServerConfig) -> None:
+        bodies = sorted({cell.body for cell in cells})
+        single[config.name] = {b: _check_and_time(server, config, b) for b in bodies}
+
+    def measure(server: Server, run: Run) -> tuple[dict[str, Any], str] | str:
+        single_s = single[run.config][run.cell.body]
+        reason = settings.skip_reason(run.cell.concurrency, single_s)
+        if reason is not None:
+            return reason
+        measured = run_wrk(
+            wrk,
+            f"http://127.0.0.1:{server.port}{server.config.url_path(run.cell.body)}",
+            connections=run.cell.concurrency,
+            duration_s=settings.duration_for(single_s, run.cell.duration_s),
+            timeout_s=settings.timeout_s,
+            close=run.cell.close,
+        )
+        errors = sum(measured["errors"].values())
+        latency = {q: measured["latency_us"][q] / 1000 for q in ("p50", "p99")}
+        text = f"{measured['rps']:.1f} req/s, p50 {latency['p50']:.2f} ms, "
+        text += f"p99 {latency['p99']:.2f} ms" + (f", {errors} errors" if errors else "")
+        return measured, text
+
+    result = drive(
+        name,
+        configs,
+        cells,
+        settings.rounds,
+        prepare=prepare,
+        measure=measure,
+        log_dir=log_dir,
+        log=log,
+    )
+    result["single_request_ms"] = {
+        config: {b: round(s * 1000, 3) for b, s in times.items()}
+        for config, times in single.items()
     }
-    with running(list(configs), log_dir) as servers:
-        for config in configs:
-            single[config.name] = {
-                b: _check_and_time(servers[config.name], config, b)
-                for b in sorted({cell.body for cell in cells})
-            }
-            result["single_request_ms"][config.name] = {
-                b: round(s * 1000, 3) for b, s in single[config.name].items()
-            }
-        runs = interleave(cells, list(by_name), settings.rounds)
-        started = time.monotonic()
-        for index, (number, cell, config_name) in enumerate(runs, 1):
-            single_s, server = single[config_name][cell.body], servers[config_name]
-            reason = settings.skip_reason(cell.concurrency, single_s)
-            if reason is not None:
-                if number == 0:
-                    result["skipped"].append(
-                        {"config": config_name, "cell": cell.key, "why": reason}
-                    )
-                continue
-            measured = run_wrk(
-                wrk,
-                f"http://127.0.0.1:{server.port}{by_name[config_name].url_path(cell.body)}",
-                connections=cell.concurrency,
-                duration_s=settings.duration_for(single_s, cell.duration_s),
-                timeout_s=settings.timeout_s,
-                close=cell.close,
-            )
-            drained = server.wait_idle()
-            sample = {"round": number, "cell": cell.key, "config": config_name, **measured}
-            result["samples"].append(sample | {"drain_s": round(drained, 2)})
-            errors = sum(measured["errors"].values())
-            log(
-                f"{name} [{index}/{len(runs)} {time.monotonic() - started:.0f}s] round "
-                f"{number + 1} {cell.key} {config_name}: {measured['rps']:.1f} req/s, "
-                f"p50 {measured['latency_us']['p50'] / 1000:.2f} ms, "
-                f"p99 {measured['latency_us']['p99'] / 1000:.2f} ms"
-                + (f", {errors} errors" if errors else "")
-            )
     return result

@@ -110,6 +110,13 @@ class Server:
             before = after
         return time.monotonic() - started
 
+    def status_kb(self, field: str) -> int:
+        """Return a memory field of the process's ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+        raise ServerError(f"no {field} for process {self.pid}")
+
     def stop(self) -> None:
         """Stop the server: SIGINT (uvicorn's graceful shutdown), SIGKILL after 10 s."""
         if self.process.poll() is not None:

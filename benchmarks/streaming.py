@@ -11,7 +11,6 @@ Memory: the server's VmRSS before the suite, its peak (VmHWM) after it.
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -19,10 +18,9 @@ import h11
 import orjson
 
 from benchmarks.bodies import CYCLE, chunk_dicts
-from benchmarks.configs import StreamConfig
-from benchmarks.load import stderr
-from benchmarks.rounds import Cell, interleave
-from benchmarks.server import Server, ServerError, running
+from benchmarks.configs import ServerConfig, StreamConfig
+from benchmarks.rounds import Cell, Run, drive, stderr
+from benchmarks.server import Server, ServerError
 
 #: The generator shapes: query parameters of :mod:`benchmarks.apps.streaming_app`.
 SHAPES = {
@@ -95,14 +93,6 @@ async def read_stream(
     return read._replace(events=events, seconds=last - started)
 
 
-def proc_status_kb(pid: int, field: str) -> int:
-    """Return a memory field of ``/proc/<pid>/status`` in kB (``VmRSS``, ``VmHWM``)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1])
-    raise ServerError(f"no {field} for process {pid}")
-
-
 def check(server: Server, config: StreamConfig) -> None:
     """Check that ``config`` streams the chunks twice round the cycle, else ServerError."""
     path = f"{config.path}?n={2 * CYCLE}&burst=8"
@@ -134,49 +124,38 @@ def run_streaming(
     """Stream ``events[cell]`` events per stream from every configuration, interleaved.
 
     Returns:
-        JSON-ready: ``configs``, ``cells``, ``events``, ``samples`` (one per run) and
-        ``memory_kb`` (per configuration: VmRSS before the suite, VmHWM after it).
+        :func:`~benchmarks.rounds.drive`'s result with ``events``; per sample the events, the
+        seconds, ``events_per_s`` and the percentiles of ``gap_ms`` and ``yield_to_read_ms``.
     """
     by_name = {config.name: config for config in configs}
-    result: dict[str, Any] = {
-        "configs": [asdict(config) for config in configs],
-        "cells": [asdict(cell) | {"key": cell.key} for cell in cells(events)],
-        "events": events,
-        "samples": [],
-        "memory_kb": {},
-    }
-    with running(list(configs), log_dir) as servers:
-        for config in configs:
-            check(servers[config.name], config)
-            result["memory_kb"][config.name] = {
-                "start": proc_status_kb(servers[config.name].pid, "VmRSS")
-            }
-        runs = interleave(cells(events), list(by_name), rounds)
-        for index, (number, cell, name) in enumerate(runs, 1):
-            config, server = by_name[name], servers[name]
-            path = f"{config.path}?n={events[cell.key]}{SHAPES[cell.body]}"
-            reads = asyncio.run(_streams(server.port, path, config.framing, cell.concurrency))
-            server.wait_idle()
-            count, seconds = sum(r.events for r in reads), max(r.seconds for r in reads)
-            sample: dict[str, Any] = {
-                "round": number,
-                "cell": cell.key,
-                "config": name,
-                "events": count,
-                "seconds": seconds,
-                "events_per_s": count / seconds,
-                "gap_ms": _percentiles_ms([gap for read in reads for gap in read.gaps]),
-                "yield_to_read_ms": _percentiles_ms([d for read in reads for d in read.delays]),
-            }
-            result["samples"].append(sample)
-            delay = sample["yield_to_read_ms"]
-            log(
-                f"streaming [{index}/{len(runs)}] round {number + 1} {cell.key} {name}: "
-                f"{count / seconds:.0f} events/s"
-                + (f", yield to read p99 {delay['p99']:.2f} ms" if delay else "")
-            )
-        for config in configs:
-            result["memory_kb"][config.name]["peak"] = proc_status_kb(
-                servers[config.name].pid, "VmHWM"
-            )
-    return result
+
+    def measure(server: Server, run: Run) -> tuple[dict[str, Any], str]:
+        config = by_name[run.config]
+        path = f"{config.path}?n={events[run.cell.key]}{SHAPES[run.cell.body]}"
+        reads = asyncio.run(_streams(server.port, path, config.framing, run.cell.concurrency))
+        count, seconds = sum(r.events for r in reads), max(r.seconds for r in reads)
+        delay = _percentiles_ms([d for read in reads for d in read.delays])
+        sample = {
+            "events": count,
+            "seconds": seconds,
+            "events_per_s": count / seconds,
+            "gap_ms": _percentiles_ms([gap for read in reads for gap in read.gaps]),
+            "yield_to_read_ms": delay,
+        }
+        text = f"{count / seconds:.0f} events/s"
+        return sample, text + (f", yield to read p99 {delay['p99']:.2f} ms" if delay else "")
+
+    def prepare(server: Server, config: ServerConfig) -> None:
+        check(server, by_name[config.name])
+
+    suite = drive(
+        "streaming",
+        configs,
+        cells(events),
+        rounds,
+        prepare=prepare,
+        measure=measure,
+        log_dir=log_dir,
+        log=log,
+    )
+    return suite | {"events": events}

@@ -24,6 +24,8 @@ def number(value: float | None, factor: float = 1.0) -> str:
     if value is None:
         return "-"
     value *= factor
+    if value == 0:
+        return "0"
     if value >= 1000:
         return f"{value:,.0f}".replace(",", " ")
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
@@ -168,45 +170,85 @@ def render(results: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot(suite: Suite, metric: str, label: str, path: Path, concurrency: int | None = None) -> None:
-    """Draw one panel per cell (at ``concurrency``, or all) of ``metric``'s median and min-max.
+#: This project's configurations: their bars are orange, the others' blue.
+OURS = ("dispatch", "keepalive")
 
-    Horizontal bars on a log scale, two panels per row, each value written past its error bar.
+
+Panel = tuple[str, bool, dict[str, tuple[Spread, float | None]]]
+
+
+def _panels(suite: Suite, metric: str, concurrency: int | None) -> list[Panel]:
+    """Return ``(cell, stamped, {config: (Spread, p99 or None)})`` per cell plotted.
+
+    A stamped cell (its samples timed each event from ``yield`` to read) shows that latency,
+    p50 over the rounds with their p99, as its table does; the others show ``metric``.
     """
+    panels = []
+    for cell in (c["key"] for c in suite["cells"] if concurrency in (None, c["concurrency"])):
+        stamped = any(s["cell"] == cell and s.get("yield_to_read_ms") for s in suite["samples"])
+        field = "yield_to_read_ms" if stamped else metric
+        values: dict[str, tuple[Spread, float | None]] = {}
+        for config in (c["name"] for c in suite["configs"]):
+            rows = [s for s in suite["samples"] if (s["cell"], s["config"]) == (cell, config)]
+            if rows and stamped:
+                p99 = statistics.median(s[field]["p99"] for s in rows)
+                values[config] = (Spread.of([s[field]["p50"] for s in rows]), p99)
+            elif rows:
+                values[config] = (Spread.of([s[field] for s in rows]), None)
+        panels += [(cell, stamped, values)] if values else []
+    return panels
+
+
+def plot(suite: Suite, metric: str, label: str, path: Path, concurrency: int | None = None) -> None:
+    """Draw one panel per cell (at ``concurrency``, or all): each configuration's median bar
+    with its min-max over the rounds, the value written beside it.
+
+    Sized to be read at the docs' page width (800 px): one column, 11-12 pt text. The axis is
+    logarithmic, with labelled ticks at 1, 2 and 5 of each decade, where the values span more
+    than 20x; linear from 0 otherwise.
+    """  # noqa: D205
     import matplotlib  # imported here: only plots need it, and it is slow to import
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
-    rounds = by_round(suite, metric)
-    panels = {
-        cell["key"]: {c["name"]: Spread.of(list(rounds[cell["key"], c["name"]].values()))
-                      for c in suite["configs"] if (cell["key"], c["name"]) in rounds}
-        for cell in suite["cells"]
-        if concurrency in (None, cell["concurrency"])
-    }  # fmt: skip
-    panels = {cell: values for cell, values in panels.items() if values}
-    columns, height = min(2, len(panels)), max(map(len, panels.values())) * 0.32 + 1.2
-    rows = -(-len(panels) // columns)
+    panels = _panels(suite, metric, concurrency)
+    heights = [len(values) * 0.42 + 1.3 for _, _, values in panels]
     figure, axes = plt.subplots(
-        rows, columns, figsize=(6.5 * columns, height * rows), squeeze=False
-    )
-    for axis in axes.flat[len(panels) :]:
-        axis.set_visible(False)
-    for axis, (cell, values) in zip(axes.flat, panels.items(), strict=False):
-        names, spreads = list(values), list(values.values())
+        len(panels), 1, figsize=(8, sum(heights) + 0.6), squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )  # fmt: skip
+    for axis, (cell, stamped, values) in zip(axes[:, 0], panels, strict=True):
+        names, spreads = list(values), [spread for spread, _ in values.values()]
         errors = [[v.median - v.low for v in spreads], [v.high - v.median for v in spreads]]
-        colors = ["tab:orange" if "dispatch" in name else "tab:blue" for name in names]
-        axis.barh(names, [v.median for v in spreads], xerr=errors, color=colors, capsize=2)
-        axis.set_xscale("log")
-        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # labels collide
+        colors = ["tab:orange" if any(o in n for o in OURS) else "tab:blue" for n in names]
+        axis.barh(names, [v.median for v in spreads], xerr=errors, color=colors, capsize=3)
+        p99 = [p for _, p in values.values()]
+        if stamped:
+            axis.plot(p99, names, "kD", markersize=5, label="p99")
+        top = max(*(v.high for v in spreads), *(p or 0 for p in p99))
+        if top / min(v.low for v in spreads) > 20:
+            axis.set_xscale("log")
+            axis.xaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+            axis.set_xlim(min(v.low for v in spreads) / 1.5, top * 3)
+        else:
+            axis.set_xlim(0, top * 1.3)
+        axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.4g}".replace(",", " ")))
+        axis.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
         axis.invert_yaxis()
-        axis.set_xlabel(label, fontsize=9)
-        axis.set_title(cell, fontsize=10)
-        axis.tick_params(labelsize=8)
-        for y, value in enumerate(spreads):
-            axis.text(value.high * 1.08, y, number(value.median), va="center", fontsize=8)
-        axis.set_xlim(min(v.low for v in spreads) / 1.5, max(v.high for v in spreads) * 4)
-    figure.tight_layout()
+        unit = "ms from yield to read: bars p50, diamonds p99" if stamped else label
+        axis.set_xlabel(unit, fontsize=11)
+        axis.set_title(cell, fontsize=12, loc="left")
+        axis.tick_params(labelsize=11)
+        for y, (value, tail) in enumerate(zip(spreads, p99, strict=True)):
+            text = number(value.median) + (f" / {number(tail)}" if tail else "")
+            axis.annotate(text, (max(value.high, tail or 0), y), xytext=(6, 0), fontsize=10,
+                          textcoords="offset points", va="center")  # fmt: skip
+    legend = [Patch(color="tab:orange", label="this project (orjson-dispatch, uvicorn-keepalive)"),
+              Patch(color="tab:blue", label="FastAPI, Starlette, peers and limits")]  # fmt: skip
+    figure.legend(handles=legend, loc="upper center", ncol=2, fontsize=10, frameon=False)
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (sum(heights) + 0.6)))
     figure.savefig(path, dpi=100)
     plt.close(figure)

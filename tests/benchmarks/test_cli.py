@@ -37,8 +37,21 @@ def test_render_prints_the_summary_of_the_committed_results(
     for name in ("serialization", "streaming", "keepalive", "inprocess"):
         (tmp_path / f"{name}.json").write_bytes((RESULTS / f"{name}.json").read_bytes())
     assert set(load_results(tmp_path)) == {"serialization", "streaming", "keepalive", "inprocess"}
+    before = {path: path.stat().st_mtime_ns for path in tmp_path.parent.rglob("*")}
+    status = tracked_outputs()
     assert main(["--render", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     for title in ("Serialization over HTTP", "in process (pyperf)", "Streaming", "TCP keepalive"):
         assert title in printed
-    assert {p.name for p in tmp_path.glob("*.png")} == {"serialization.png", "streaming.png"}
+    # It writes nothing: not beside the results, not into the tracked tree.
+    assert {path: path.stat().st_mtime_ns for path in tmp_path.parent.rglob("*")} == before
+    assert main(["--render", str(tmp_path), "--plots", str(tmp_path / "plots")]) == 0
+    drawn = {p.name for p in (tmp_path / "plots").iterdir()}
+    assert drawn == {"serialization.png", "streaming.png"}
+    assert tracked_outputs() == status
+
+
+def tracked_outputs() -> dict[Path, int]:
+    """The files where plots and results went before: the docs' assets and the results."""
+    places = [ROOT / "docs", RESULTS]
+    return {path: path.stat().st_mtime_ns for place in places for path in place.rglob("*")}

@@ -16,7 +16,6 @@ from benchmarks.streaming import (
     cells,
     check,
     parse_events,
-    proc_status_kb,
     read_stream,
     run_streaming,
 )
@@ -73,7 +72,7 @@ def test_sse_comments_are_not_events() -> None:
 
 
 def test_memory_is_read_from_proc(server: Server) -> None:
-    assert 10_000 < proc_status_kb(server.pid, "VmRSS") <= proc_status_kb(server.pid, "VmHWM")
+    assert 10_000 < server.status_kb("VmRSS") <= server.status_kb("VmHWM")
 
 
 def test_a_tiny_suite_measures_every_cell(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import pyperf
 
 from benchmarks import summary
 from benchmarks.cli import draw
+from benchmarks.rounds import Spread
 
 CONFIGS = [{"name": n, "label": n.upper()} for n in ("typed", "dispatch-model", "orjson-limit")]
 
@@ -83,3 +84,17 @@ def test_plots_are_drawn_for_each_load_suite_measured(tmp_path: Path) -> None:
     drawn = draw(results, tmp_path)
     assert [path.name for path in drawn] == ["serialization.png", "streaming.png"]
     assert all(path.read_bytes().startswith(b"\x89PNG") for path in drawn)
+
+
+def test_a_paced_panel_shows_the_latency_its_table_shows() -> None:
+    suite = _suite("events_per_s", {"typed": [10, 10], "dispatch-model": [9, 9]}, "paced@c32")
+    for sample in suite["samples"]:
+        sample["yield_to_read_ms"] = {"p50": 0.5 if sample["round"] else 0.7, "p99": 3.0}
+    ((cell, stamped, values),) = summary._panels(suite, "events_per_s", None)
+    assert (cell, stamped) == ("paced@c32", True)
+    assert values["typed"] == (Spread(0.6, 0.5, 0.7, 2), 3.0)
+    ready = _suite("events_per_s", {"typed": [10, 12]}, "ready@c1")
+    assert summary._panels(ready, "events_per_s", None)[0][1:] == (
+        False,
+        {"typed": (Spread(11, 10, 12, 2), None)},
+    )

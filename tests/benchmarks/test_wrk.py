@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.wrk import WrkError, parse_wrk_output, require_wrk, wrk_command
+from benchmarks.load import WrkError, parse_wrk_output, require_wrk, wrk_command
 
 # What wrk prints with benchmarks/wrk_report.lua: its own report, then the JSON line.
 OUTPUT = """\
