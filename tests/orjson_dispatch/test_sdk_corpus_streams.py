@@ -1,0 +1,88 @@
+"""Streams of the openai SDK's ``ChatCompletionChunk`` (``sdk_corpus``), sent as FastAPI sends them.
+
+JSON Lines and Server-Sent Events, the item type declared or not, the chunks validated or built
+by the SDK's own ``construct``: through the app's ASGI interface under ``DispatchRoute``
+(``streams_harness``), and over a real uvicorn server under ``@dispatch`` and ``DispatchRoute``,
+read by a raw socket up to the chunked terminator.
+"""
+
+import socket
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai", reason="the corpus is made of the openai SDK's types")
+pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
+
+from orjson_dispatch import DispatchRoute
+from tests.orjson_dispatch.apps import UNTYPED, LiveServer, Twin
+from tests.orjson_dispatch.sdk_corpus import BUILT, Built, ChatCompletionChunk, build, chat_chunks
+from tests.orjson_dispatch.strategies.streams import generator
+from tests.orjson_dispatch.streams_harness import KINDS, assert_same_line, assert_same_stream, both
+
+
+def chunks(built: Built) -> list[ChatCompletionChunk]:
+    return [build(ChatCompletionChunk, data, built) for data in chat_chunks(count=6)]
+
+
+@pytest.mark.parametrize("built", BUILT)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
+def test_chunk_stream_is_sent_like_fastapi(
+    built: Built, kind: str, typed: bool, route_twin: Twin
+) -> None:
+    items = chunks(built)
+    annotation = ChatCompletionChunk if typed else UNTYPED
+    route_twin.add("GET", "/s", generator(items, annotation=annotation), **KINDS[kind])
+    fastapi, ours = both(route_twin, "/s")
+    assert fastapi.error is None
+    assert ours.error is None
+    assert len(fastapi.chunks) == len(items)
+    assert_same_stream(ours, fastapi, sse=kind == "sse")
+
+
+def raw_get(base_url: str, path: str) -> tuple[bytes, bytes]:
+    """GET ``path`` over a raw socket; return the head and the de-chunked body, read up to the
+    chunked terminator (RFC 9112 section 7.1)."""
+    host, port = base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        received = b""
+        while not received.endswith(b"\r\n0\r\n\r\n"):
+            data = sock.recv(65536)
+            assert data, f"connection closed before the chunked terminator: {received[-200:]!r}"
+            received += data
+    head, _, rest = received.partition(b"\r\n\r\n")
+    body = b""
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            return head, body
+        body, rest = body + rest[:size], rest[size + 2 :]
+
+
+def undated(head: bytes) -> list[bytes]:
+    return [line for line in head.split(b"\r\n") if not line.lower().startswith(b"date:")]
+
+
+@pytest.mark.parametrize("route_class", [None, DispatchRoute], ids=["dispatch", "DispatchRoute"])
+def test_chunk_stream_over_a_real_server(
+    route_class: type[DispatchRoute] | None, live_server: LiveServer
+) -> None:
+    twin = Twin(route_class=route_class)
+    items: list[Any] = chunks("constructed")
+    twin.add("GET", "/typed", generator(items, annotation=ChatCompletionChunk))
+    twin.add("GET", "/untyped", generator(items))
+    base_url = live_server(twin.app)
+    for path in ("/typed", "/untyped"):
+        (fastapi_head, fastapi), (ours_head, ours) = (
+            raw_get(base_url, f"/{side}{path}") for side in ("fastapi", "dispatch")
+        )
+        assert ours_head.startswith(b"HTTP/1.1 200 OK\r\n")
+        # The same headers in the same order, but the server's clock.
+        assert undated(ours_head) == undated(fastapi_head)
+        lines = ours.splitlines(keepends=True)
+        assert len(lines) == len(items)
+        for line, expected in zip(lines, fastapi.splitlines(keepends=True), strict=True):
+            assert_same_line(line, expected)
