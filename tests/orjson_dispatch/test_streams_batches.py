@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from orjson_dispatch import DispatchRoute, _batches, dispatch, json_lines, server_sent_events
+from orjson_dispatch import DispatchRoute, dispatch, json_lines, server_sent_events
 from tests.orjson_dispatch.apps import Twin
 from tests.orjson_dispatch.samples import ITEM, Item
 from tests.orjson_dispatch.streams_harness import KINDS, Seen, both, call
@@ -34,12 +34,6 @@ EVENT = {
     "jsonl": b'{"name":"pen","Price":1.5,"tags":[],"note":null}\n',
     "sse": b'data: {"name":"pen","Price":1.5,"tags":[],"note":null}\n\n',
 }
-
-
-@pytest.fixture(autouse=True)
-def no_checkpoint(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No checkpoint (after a quarter of a millisecond of work) splits a batch on a slow machine."""
-    monkeypatch.setattr(_batches, "CHECKPOINT_SECONDS", 3600.0)
 
 
 def app_for(way: str, kind: str, generator: Callable[[], AsyncIterator[Item]]) -> ASGIApp:
@@ -122,44 +116,6 @@ def test_sync_generator_sends_one_event_per_message(kind: str) -> None:
     answer = run(app_for("route", kind, sync_burst))
     assert answer.error is None
     assert answer.bodies == [EVENT[kind]] * 3
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_cancel_scope_of_the_generator_ending_during_a_send_lets_the_stream_go_on(
-    kind: str,
-) -> None:
-    """A generator's own timeout that fires while its ready events are being sent.
-
-    The send and the generator's wait are one task's: the cancellation interrupts the send,
-    is given to the generator's scope, which absorbs it, and the events are sent again.
-    """
-    scopes: list[anyio.CancelScope] = []
-
-    async def with_timeout() -> AsyncIterator[Item]:
-        yield ITEM
-        with anyio.CancelScope() as scope:
-            scopes.append(scope)
-            await anyio.sleep_forever()
-        yield ITEM
-
-    app = app_for("route", kind, with_timeout)
-    bodies: list[bytes] = []
-
-    async def interrupting_app(scope: Any, receive: Any, send: Any) -> None:
-        async def sending(message: Any) -> None:
-            if message.get("body") and not bodies and scopes and not scopes[0].cancel_called:
-                scopes[0].cancel()  # as a deadline would, while the send waits for the socket
-                await anyio.sleep(0)  # the send is cancelled here, before anything is sent
-            if message.get("body"):
-                bodies.append(message["body"])
-            await send(message)
-
-        await app(scope, receive, sending)
-
-    answer = run(interrupting_app)
-    assert answer.error is None
-    assert scopes[0].cancel_called
-    assert bodies == [EVENT[kind], EVENT[kind]]
 
 
 # --- against FastAPI: how a failure after ready events ends the stream --------------------------

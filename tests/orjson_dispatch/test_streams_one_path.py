@@ -16,7 +16,7 @@ pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Eve
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Response
 from fastapi.exceptions import FastAPIError
 
-from orjson_dispatch import DispatchRoute, JSONLines, ServerSentEvents
+from orjson_dispatch import DispatchRoute, JSONLines, ServerSentEvents, dispatch
 from tests.orjson_dispatch.samples import ITEM, Item
 from tests.orjson_dispatch.streams_harness import KINDS, Answer, assert_same_stream, call
 
@@ -161,3 +161,53 @@ def test_a_plain_route_refuses_the_stream_naming_dispatch_route() -> None:
 
     with pytest.raises((TypeError, FastAPIError), match="DispatchRoute"):
         app.add_api_route("/one", one)
+
+
+def _with_dispatch(kind: str, **options: Any) -> FastAPI:
+    """FastAPI's two endpoints set ``exclude_none``; the one endpoint has ``@dispatch(...)``."""
+    marker = MARKERS[kind]
+    fastapi, ours = APIRouter(), APIRouter(route_class=DispatchRoute)
+
+    @fastapi.get("/json", response_model_exclude_none=True)
+    async def whole() -> Item:
+        return ITEM
+
+    @fastapi.get("/stream", response_model_exclude_none=True, **KINDS[kind])
+    async def streamed() -> AsyncIterator[Item]:
+        yield ITEM
+
+    @ours.get("/one")
+    @dispatch(**options)
+    async def one(stream: bool = False) -> Item | marker[Item]:  # type: ignore[valid-type]
+        async def tokens() -> AsyncIterator[Item]:
+            yield ITEM
+
+        return marker(tokens()) if stream else ITEM
+
+    app = FastAPI()
+    app.include_router(fastapi, prefix="/fastapi")
+    app.include_router(ours, prefix="/dispatch")
+    return app
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_dispatch_options_apply_to_both_branches(kind: str) -> None:
+    app = _with_dispatch(kind, exclude_none=True)
+    for fastapi_path, ours_path in [("/json", "/one"), ("/stream", "/one?stream=1")]:
+        (fastapi, _), (ours, _) = answers(app, f"/fastapi{fastapi_path}", f"/dispatch{ours_path}")
+        assert fastapi.error is None
+        assert ours.error is None
+        assert ours.status == fastapi.status == 200
+        assert b"note" not in b"".join(fastapi.bodies)
+        if fastapi_path == "/json":
+            assert orjson.loads(b"".join(ours.bodies)) == orjson.loads(b"".join(fastapi.bodies))
+        else:
+            assert_same_stream(ours, fastapi, sse=kind == "sse")
+
+
+@pytest.mark.parametrize("option", [{"status_code": 201}, {"option": orjson.OPT_INDENT_2}])
+def test_dispatch_options_a_stream_cannot_honour_are_refused_naming_the_endpoint(
+    option: dict[str, Any],
+) -> None:
+    with pytest.raises(TypeError, match=r"dispatch\(.*\).*one"):
+        _with_dispatch("sse", **option)

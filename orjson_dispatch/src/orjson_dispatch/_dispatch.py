@@ -24,13 +24,19 @@ from orjson_dispatch._responder import Responder
 P = ParamSpec("P")
 R = TypeVar("R")
 
-__all__ = ["RESPONSE_PARAMETER", "dispatch", "wrapped_endpoint"]
+__all__ = [
+    "REQUEST_PARAMETER",
+    "RESPONSE_PARAMETER",
+    "check_stream_options",
+    "dispatch",
+    "wrapped_endpoint",
+]
 
 
 # Parameters added to the endpoint's signature when it declares none of these types itself, so
 # that FastAPI injects the request (to find the route and its settings) and the response whose
 # status, headers and cookies dependencies set. Neither appears in the OpenAPI document.
-_REQUEST_PARAMETER = "orjson_dispatch_request"
+REQUEST_PARAMETER = "orjson_dispatch_request"
 RESPONSE_PARAMETER = "orjson_dispatch_response"
 # On every wrapper: (the endpoint given to dispatch, the options given).
 _MARKER = "__orjson_dispatch__"
@@ -164,7 +170,7 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
     generator = _check_endpoint(endpoint, name)
     signature = _fastapi.signature(endpoint)
     if generator is not None:
-        _check_stream_options(options, name)
+        check_stream_options(options, name)
         return _dressed(_items_wrapper(endpoint, generator, name), endpoint, signature, given)
     declared = _declared_type(signature, name)
     request_name, response_name = _injected_parameters(signature, name)
@@ -172,7 +178,7 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
 
     def injected(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
         request = (
-            kwargs.pop(_REQUEST_PARAMETER, None)
+            kwargs.pop(REQUEST_PARAMETER, None)
             if request_name is None
             else kwargs.get(request_name)
         )
@@ -290,7 +296,7 @@ def _check_endpoint(endpoint: Any, name: str) -> Callable[..., Any] | None:
     return None
 
 
-def _check_stream_options(options: Options, name: str) -> None:
+def check_stream_options(options: Options, name: str) -> None:
     """Refuse the options a stream cannot honour: its events are framed one per line."""
     given = [
         f"{key}=..." for key in ("status_code", "headers", "media_type") if getattr(options, key)
@@ -299,8 +305,8 @@ def _check_stream_options(options: Options, name: str) -> None:
         given.append("option=OPT_INDENT_2/OPT_APPEND_NEWLINE")
     if given:
         msg = (
-            f"dispatch({', '.join(given)}) for the generator endpoint {name}: a stream takes its "
-            "status and headers from its route, and each event is one line; only by_alias, "
+            f"dispatch({', '.join(given)}) for the endpoint {name}, which streams: a stream takes "
+            "its status and headers from its route, and each event is one line; only by_alias, "
             "exclude_unset, exclude_defaults, exclude_none and option=orjson.OPT_SORT_KEYS apply"
         )
         raise TypeError(msg)
@@ -316,7 +322,7 @@ def _injected_parameters(signature: inspect.Signature, name: str) -> tuple[str |
     """Return the names of the endpoint's own Request and Response parameters, if any."""
     request_name = response_name = None
     for parameter in signature.parameters.values():
-        if parameter.name in (_REQUEST_PARAMETER, RESPONSE_PARAMETER):
+        if parameter.name in (REQUEST_PARAMETER, RESPONSE_PARAMETER):
             msg = f"dispatch() reserves the parameter name {parameter.name!r}, used by {name}"
             raise TypeError(msg)
         annotation = _bare(parameter.annotation)
@@ -337,9 +343,7 @@ def _with_injected(
     extra = []
     if add_request:
         extra.append(
-            inspect.Parameter(
-                _REQUEST_PARAMETER, inspect.Parameter.KEYWORD_ONLY, annotation=Request
-            )
+            inspect.Parameter(REQUEST_PARAMETER, inspect.Parameter.KEYWORD_ONLY, annotation=Request)
         )
     if add_response:
         extra.append(

@@ -24,13 +24,18 @@ from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._diagnostics import logger, methods, warn
-from orjson_dispatch._dispatch import RESPONSE_PARAMETER, wrapped_endpoint
+from orjson_dispatch._dispatch import (
+    REQUEST_PARAMETER,
+    RESPONSE_PARAMETER,
+    check_stream_options,
+    wrapped_endpoint,
+)
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
 from orjson_dispatch._responder import response_class_in_force, route_serializer
 from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
-from orjson_dispatch._streams import Stream, event_stream, json_line_frame
+from orjson_dispatch._streams import build_stream
 
 __all__ = ["DispatchRoute"]
 
@@ -159,9 +164,10 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
     endpoint = dependant.call
     options = _DEFAULTS
     marked = wrapped_endpoint(endpoint)
-    if marked is not None:  # @dispatch on the generator endpoint: its options, its generator
+    if marked is not None:  # @dispatch on the endpoint: its options, the endpoint itself
         endpoint = marked[0]
         options = check_options(marked[1], route.name)
+        check_stream_options(options, route.name)
     returned = _returned(route)
     if returned is not None:
         _fastapi.document_both(route, returned.item, returned.kind.media_type)
@@ -183,6 +189,7 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
 
     async def call(**values: Any) -> Any:
         sub_response = values[response_name] if keep_response else values.pop(response_name)
+        values.pop(REQUEST_PARAMETER, None)  # what @dispatch asks FastAPI for, for itself
         if returned is None:
             items, events = endpoint(**values), sse
         else:
@@ -193,11 +200,11 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
                 return result  # the JSON body, answered by FastAPI's handler
             items, events = result.items, isinstance(result, ServerSentEvents)
         status = sub_response.status_code or status_code
-        response = _stream_response(
+        response = build_stream(
             items,
             encode_item,
-            settings,
             events=events,
+            settings=settings,
             **({"status_code": status} if status else {}),
         )
         response.headers.raw.extend(sub_response.headers.raw)
@@ -216,48 +223,28 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
         "is_json_stream": False,
     }
     if returned is not None:  # the JSON body: as the route answers any value
-        substitutes.update(_body_substitutes(route))
+        substitutes.update(_body_substitutes(route, options))
     return substitutes
 
 
-def _body_substitutes(route: Any) -> dict[str, Any]:
-    """Serialize returned values with orjson: the response field and the response class."""
+def _body_substitutes(route: Any, options: Options = _DEFAULTS) -> dict[str, Any]:
+    """Serialize returned values with orjson: the response field and the response class.
+
+    Args:
+        route: The route, or FastAPI's effective route context of one of its inclusions.
+        options: The options of `@dispatch` on the endpoint, over the route's settings.
+    """
     response_class, is_default = response_class_in_force(route)
     rendered = rendering(response_class)
     field = route.response_field
     # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
     response_field = _ResponseField(
-        field, _DEFAULTS.serialization(route if field is not None else None)
+        field, options.serialization(route if field is not None else None)
     )
     return {
         **dict.fromkeys(_fastapi.response_field_attributes(route), response_field),
         "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
     }
-
-
-def _stream_response(
-    items: Any,
-    encode_item: Callable[[Any], bytes],
-    settings: StreamSettings,
-    *,
-    events: bool,
-    **extra: Any,
-) -> Response:
-    if events:
-        return event_stream(
-            items,
-            encode_item,
-            ping_interval=settings.ping_interval,
-            send_timeout=settings.send_timeout,
-            **extra,
-        )
-    return Stream(
-        items,
-        json_line_frame(encode_item),
-        media_type="application/jsonl",
-        send_timeout=settings.send_timeout,
-        **extra,
-    )
 
 
 def _returned(route: Any) -> ReturnedStream | None:

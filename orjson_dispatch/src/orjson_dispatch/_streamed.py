@@ -23,6 +23,7 @@ from collections.abc import AsyncIterable, Iterable
 from typing import Any, Generic, NamedTuple, TypeVar, Union
 
 from orjson_dispatch import _fastapi
+from orjson_dispatch._stream_frames import EVENT_STREAM, JSON_LINES
 
 __all__ = ["JSONLines", "ReturnedStream", "ServerSentEvents", "Streamed", "returned_stream"]
 
@@ -56,7 +57,7 @@ class JSONLines(Streamed[T]):
     """Returned by an endpoint of a `DispatchRoute`: its items as JSON Lines, one per line."""
 
     __slots__ = ()
-    media_type = "application/jsonl"
+    media_type = JSON_LINES
 
 
 class ServerSentEvents(Streamed[T]):
@@ -67,7 +68,7 @@ class ServerSentEvents(Streamed[T]):
     """
 
     __slots__ = ()
-    media_type = "text/event-stream"
+    media_type = EVENT_STREAM
 
 
 class ReturnedStream(NamedTuple):

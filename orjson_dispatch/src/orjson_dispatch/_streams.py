@@ -1,64 +1,76 @@
-"""JSON Lines and Server-Sent Events streams of generators, one orjson call per event.
+"""JSON Lines and Server-Sent Events responses of generators: one response class, one builder.
 
-FastAPI (0.134 JSON Lines, 0.135 Server-Sent Events) streams what a generator endpoint yields:
-each item validated against the declared item type and serialized, one JSON document per line,
-or one `data:` event per item (`ServerSentEvent` items give their own fields), with a `: ping`
-comment after 15 s without an event. Its Server-Sent Events pass every event through two memory
-streams, a cancel scope and a checkpoint. Here each event is encoded at once, the events that
-are ready together leave in one body message (`_batches`), and one task per stream sends the
-pings.
+`Stream` is a Starlette `StreamingResponse` whose `body_iterator` yields the frame of each item
+(`_stream_frames`), so that a route class wrapping `response.body_iterator` (FastAPI's custom
+route pattern) sees the frames and an iterator it assigns is the one sent. It is sent in
+FastAPI's own shape for Server-Sent Events: a producer task iterates the body into an anyio
+memory stream, and the response's task sends what it receives; the frames ready together (a
+burst the generator yields without waiting) leave in one body message. `build_stream` builds
+every stream: `DispatchRoute`'s, and `json_lines` and `server_sent_events` for hand-built ones.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from starlette.concurrency import iterate_in_threadpool
 from starlette.responses import StreamingResponse
 from starlette.types import Send
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._batches import send_items
 from orjson_dispatch._dumps import UNTYPED
 from orjson_dispatch._options import DEFAULTS
-from orjson_dispatch._stream_settings import check_seconds
+from orjson_dispatch._stream_frames import EVENT_STREAM, JSON_LINES, event_frame, json_line_frame
+from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._typed import typed_encoder
 from orjson_dispatch._untyped import encode_untyped
 
-__all__ = [
-    "SendTimeout",
-    "Stream",
-    "event_frame",
-    "event_stream",
-    "json_line_frame",
-    "json_lines",
-    "server_sent_event",
-    "server_sent_events",
-]
+__all__ = ["SendTimeout", "Stream", "build_stream", "json_lines", "server_sent_events"]
+
+# Frames the producer may run ahead of the socket: the backpressure of a slow client reaches
+# the generator after this many (FastAPI's Server-Sent Events hold one). It is also the largest
+# burst sent as one body message.
+READY_FRAMES = 16
+# With a send timeout, the most bytes one send hands uvicorn. uvicorn writes a body message at
+# once and makes the next send wait while the transport's buffer is above its high-water mark
+# (64 KiB, uvicorn/protocols/http/flow_control.py) until it drains to the low-water mark: a send
+# then completes whenever the client has taken at most this much more than the buffer holds,
+# whatever the size of the event, so a client that reads steadily is never cut.
+PIECE_BYTES = 65_536
 
 
 class SendTimeout(TimeoutError):
-    """A client read nothing for `send_timeout` seconds: its stream was ended."""
+    """A client took nothing of a stream for `send_timeout` seconds: its stream was ended."""
 
 
 class Stream(StreamingResponse):
-    """A streaming response that sends the frames of a generator's items as they are ready.
+    """A streaming response of a generator's items, each sent as its frame.
 
-    Frames ready together leave in one body message. Disconnects are Starlette's: the stream
-    is cancelled, and the generator closed at once.
+    `body_iterator` yields one frame per item; a producer task iterates it (so a generator
+    that waits never holds up a ping) and the frames it has ready when the socket takes the
+    next body message are joined into that message. When the stream ends, however it ends (the
+    end of the items, an exception, a client leaving, a send timeout, a server shutting down),
+    the producer is finished and the generator closed before the response returns: its
+    `finally` runs and the request's dependencies with `yield` are torn down after it.
 
     Args:
         items: The generator (an async iterable, or a sync one iterated in the threadpool).
-        frame: Returns the wire form of one item.
+        frame: Returns the wire form of one item; an exception from it ends the stream after
+            the frames before it are sent.
+        media_type: The response's media type.
         ping: The comment sent after `ping_interval` seconds without a send, or None.
         ping_interval: Seconds without a send before a ping (and between pings).
-        send_timeout: Seconds a send may wait for the client before the stream ends with
+        send_timeout: Seconds a send may wait without completing before the stream ends with
             `SendTimeout`, or None.
-        media_type, status_code, headers: As for `StreamingResponse`.
+        group_failures: Raise an exception of the generator (or of `frame`) in an exception
+            group, as FastAPI's Server-Sent Events raise it from their producer's task group
+            (its JSON Lines raise it alone).
+        status_code, headers: As for `StreamingResponse`.
     """
 
     def __init__(
@@ -70,128 +82,162 @@ class Stream(StreamingResponse):
         ping: bytes | None = None,
         ping_interval: float = 15.0,
         send_timeout: float | None = None,
+        group_failures: bool = False,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        # StreamingResponse.__init__ would wrap the items; they are iterated here.
-        self.status_code = status_code
-        self.media_type = media_type
-        self.background = None
-        self.init_headers(headers)
+        super().__init__(_frames(items, frame), status_code, headers, media_type)
         self._items = items
-        self._frame = frame
         self._ping = ping
         self._ping_interval = ping_interval
         self._send_timeout = send_timeout
-        self._sending = False
-        self._timed_out = False
-        self._last_sent = -math.inf
+        self._group_failures = group_failures
+        self._failure: Exception | None = None
 
     async def stream_response(self, send: Send) -> None:
-        """Send the items' frames, and a ping whenever `ping_interval` passes without a send."""
+        """Send the frames of `body_iterator`, and a ping whenever one is due."""
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
-        self._last_sent = time.monotonic()
-        send_body = functools.partial(self._send_body, send)
-        if self._ping is None:
-            await send_items(self._items, self._frame, send_body)
-        else:
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(self._pinger, send_body, task_group.cancel_scope)
-                try:
-                    await send_items(self._items, self._frame, send_body)
-                except SendTimeout:  # raised alone, not in the task group's exception group
-                    self._timed_out = True
+        ready, received = anyio.create_memory_object_stream[bytes](READY_FRAMES)
+        failure: Exception | None = None
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(self._produce, ready)
+            try:
+                await self._send_received(send, received)
+            except Exception as error:  # raised below, alone, not in an exception group
+                failure = error
                 task_group.cancel_scope.cancel()
-            if self._timed_out:  # a send (of an event or a ping) timed out: the stream ended
-                raise self._timeout()
+            if self._failure is not None and self._group_failures:
+                raise self._failure
+        failure = failure or self._failure
+        if failure is not None:  # the frames before it were sent: the body ends unfinished
+            raise failure
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _send_body(self, send: Send, body: bytes) -> None:
-        message = {"type": "http.response.body", "body": body, "more_body": True}
-        self._sending = True
+    async def _produce(self, ready: MemoryObjectSendStream[bytes]) -> None:
         try:
-            if self._send_timeout is None:
-                await send(message)
-            else:
-                with anyio.move_on_after(self._send_timeout) as scope:
-                    await send(message)
-                if scope.cancelled_caught:
-                    raise self._timeout()
+            with ready:
+                async for content in self.body_iterator:
+                    chunk = (
+                        content if isinstance(content, bytes) else _as_bytes(content, self.charset)
+                    )
+                    try:  # no checkpoint per frame: a burst is produced whole, then sent
+                        ready.send_nowait(chunk)
+                    except anyio.WouldBlock:
+                        await ready.send(chunk)
+        except Exception as error:  # closing `ready` ends the stream once the rest is sent
+            self._failure = error
         finally:
-            self._sending = False
-            self._last_sent = time.monotonic()
+            with anyio.CancelScope(shield=True):
+                await _close(self.body_iterator, self._items)
 
-    def _timeout(self) -> SendTimeout:
-        return SendTimeout(
-            f"orjson_dispatch: the client read nothing for {self._send_timeout} s "
-            "(send_timeout): the stream was ended and its generator closed"
-        )
-
-    async def _pinger(self, send_body: Callable[[bytes], Any], scope: anyio.CancelScope) -> None:
-        assert self._ping is not None
-        while True:
-            wait = self._last_sent + self._ping_interval - time.monotonic()
-            if wait > 0:
-                await anyio.sleep(wait)
-            elif self._sending:
-                # A send waits for a slow client: as under FastAPI, no ping goes out beside it.
-                await anyio.sleep(self._ping_interval)
-            else:
+    async def _send_received(self, send: Send, received: MemoryObjectReceiveStream[bytes]) -> None:
+        with received:
+            while True:
                 try:
-                    await send_body(self._ping)
-                except SendTimeout:
-                    self._timed_out = True
-                    scope.cancel()
+                    if self._ping is None:
+                        chunk = await received.receive()
+                    else:
+                        with anyio.move_on_after(self._ping_interval) as silence:
+                            chunk = await received.receive()
+                        if silence.cancelled_caught:
+                            await self._send_body(send, self._ping)
+                            continue
+                except anyio.EndOfStream:
                     return
+                batch = [chunk]
+                while len(batch) < READY_FRAMES:
+                    try:
+                        batch.append(received.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                await self._send_body(send, batch[0] if len(batch) == 1 else b"".join(batch))
+
+    async def _send_body(self, send: Send, body: bytes) -> None:
+        if self._send_timeout is None:
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+            return
+        for start in range(0, len(body), PIECE_BYTES):
+            piece = body[start : start + PIECE_BYTES] if len(body) > PIECE_BYTES else body
+            with anyio.move_on_after(self._send_timeout) as waited:
+                await send({"type": "http.response.body", "body": piece, "more_body": True})
+            if waited.cancelled_caught:
+                raise SendTimeout(
+                    f"orjson_dispatch: the client took nothing for {self._send_timeout} s "
+                    "(send_timeout): the stream was ended and its generator closed"
+                )
 
 
-def json_line_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
-    """Return the JSON Lines frame of an item: its JSON document and a newline."""
-    return lambda item: encode(item) + b"\n"
+def _as_bytes(content: Any, charset: str) -> bytes:
+    # What an assigned body iterator may yield, as Starlette sends it.
+    return bytes(content) if isinstance(content, memoryview) else content.encode(charset)
 
 
-def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
-    """Return the Server-Sent Events frame of an item.
+async def _frames(items: Any, frame: Callable[[Any], bytes]) -> Any:
+    """Yield the frame of each item; sync items are iterated in the threadpool, as by FastAPI."""
+    source = items if hasattr(items, "__aiter__") else iterate_in_threadpool(items)
+    async for item in source:
+        yield frame(item)
+
+
+async def _close(body: Any, items: Any) -> None:
+    """Close the body iterator and the generator under it, whatever wraps it."""
+    for iterator in (body, items):
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()
+        elif callable(getattr(iterator, "close", None)):
+            # A sync generator's `finally` runs in a thread, as its body ran.
+            await anyio.to_thread.run_sync(iterator.close)
+
+
+def build_stream(
+    items: Any,
+    encode: Callable[[Any], bytes],
+    *,
+    events: bool,
+    settings: StreamSettings,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> Stream:
+    """Return the JSON Lines or Server-Sent Events response of `items`, as FastAPI sends it.
+
+    Server-Sent Events have FastAPI's pings (`settings.ping_interval`, by default FastAPI's)
+    and its `Cache-Control: no-cache` and `X-Accel-Buffering: no` headers.
 
     Args:
-        encode: Returns the JSON of a plain item, sent as the event's `data:` line; a FastAPI
-            `ServerSentEvent` item gives its own fields.
+        items: The generator.
+        encode: Returns the JSON of a plain item.
+        events: Server-Sent Events (else JSON Lines).
+        settings: The ping interval and send timeout.
+        status_code: The response status.
+        headers: Headers of the response.
     """
-    event_class = _fastapi.server_sent_event_class()
-
-    def frame(item: Any) -> bytes:
-        if event_class is not None and isinstance(item, event_class):
-            return server_sent_event(item)  # type: ignore[return-value]
-        # A JSON document holds no line break: it is the one `data:` line of its event.
-        return b"data: " + encode(item) + b"\n\n"
-
-    return frame
-
-
-def server_sent_event(item: Any) -> bytes | None:
-    """Return the wire form of a FastAPI `ServerSentEvent` item, or None for any other item.
-
-    As FastAPI writes it: `raw_data` as it is, `data` as JSON (a model's `model_dump_json()`,
-    anything else untyped), with its `event`, `id`, `retry` and `comment` lines, never validated
-    against the stream's item type.
-    """
-    event_class = _fastapi.server_sent_event_class()
-    if event_class is None or not isinstance(item, event_class):
-        return None
-    data = item.data
-    if item.raw_data is not None:
-        text: str | None = item.raw_data
-    elif data is None:
-        text = None
-    elif hasattr(data, "model_dump_json"):
-        text = data.model_dump_json()
-    else:
-        text = encode_untyped(data, DEFAULTS).decode()
-    return _fastapi.format_sse_event(
-        data_str=text, event=item.event, id=item.id, retry=item.retry, comment=item.comment
+    if not events:
+        return Stream(
+            items,
+            json_line_frame(encode),
+            media_type=JSON_LINES,
+            send_timeout=settings.send_timeout,
+            status_code=status_code,
+            headers=headers,
+        )
+    response = Stream(
+        items,
+        event_frame(encode),
+        media_type=EVENT_STREAM,
+        ping=_fastapi.keepalive_comment(),
+        ping_interval=settings.ping_interval or _fastapi.ping_interval(),
+        send_timeout=settings.send_timeout,
+        group_failures=True,
+        status_code=status_code,
+        headers=headers,
     )
+    response.headers["Cache-Control"] = "no-cache"
+    # nginx buffers responses unless told not to.
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
 
 
 def json_lines(
@@ -214,8 +260,7 @@ def json_lines(
             `pydantic.ValidationError` ends the stream) and filtered to it.
         status_code: The response status.
         headers: Headers added to the response.
-        send_timeout: Seconds a send may wait for a client that reads nothing before the
-            stream ends (its generator closed) with a `TimeoutError`; None: no limit.
+        send_timeout: As `StreamSettings.send_timeout`; None: no limit.
 
     Returns:
         The streaming response.
@@ -223,12 +268,12 @@ def json_lines(
     Raises:
         ValueError: `send_timeout` is not a positive number of seconds.
     """
-    check_seconds("send_timeout", send_timeout)
-    return Stream(
+    settings = StreamSettings(send_timeout=send_timeout)
+    return build_stream(
         items,
-        json_line_frame(_item_encoder(response_model)),
-        media_type="application/jsonl",
-        send_timeout=send_timeout,
+        _item_encoder(response_model),
+        events=False,
+        settings=settings,
         status_code=status_code,
         headers=headers,
     )
@@ -257,8 +302,7 @@ def server_sent_events(
         status_code: The response status.
         headers: Headers added to the response.
         ping_interval: Seconds of silence before a ping; None: FastAPI's interval (15 s).
-        send_timeout: Seconds a send may wait for a client that reads nothing before the
-            stream ends (its generator closed) with a `TimeoutError`; None: no limit.
+        send_timeout: As `StreamSettings.send_timeout`; None: no limit.
 
     Returns:
         The streaming response.
@@ -266,41 +310,15 @@ def server_sent_events(
     Raises:
         ValueError: `ping_interval` or `send_timeout` is not a positive number of seconds.
     """
-    check_seconds("ping_interval", ping_interval)
-    check_seconds("send_timeout", send_timeout)
-    return event_stream(
+    settings = StreamSettings(ping_interval=ping_interval, send_timeout=send_timeout)
+    return build_stream(
         items,
         _item_encoder(response_model),
-        ping_interval=ping_interval,
-        send_timeout=send_timeout,
+        events=True,
+        settings=settings,
         status_code=status_code,
         headers=headers,
     )
-
-
-def event_stream(
-    items: Any, encode: Callable[[Any], bytes], *, ping_interval: float | None, **settings: Any
-) -> Stream:
-    """Return the Server-Sent Events response of `items`, with FastAPI's headers and pings.
-
-    Args:
-        items: The generator.
-        encode: Returns the JSON of a plain item.
-        ping_interval: Seconds of silence before a ping; None: FastAPI's interval.
-        **settings: As for `Stream`.
-    """
-    response = Stream(
-        items,
-        event_frame(encode),
-        media_type="text/event-stream",
-        ping=_fastapi.keepalive_comment(),
-        ping_interval=ping_interval or _fastapi.ping_interval(),
-        **settings,
-    )
-    response.headers["Cache-Control"] = "no-cache"
-    # nginx buffers responses unless told not to.
-    response.headers["X-Accel-Buffering"] = "no"
-    return response
 
 
 def _item_encoder(response_model: Any) -> Callable[[Any], bytes]:

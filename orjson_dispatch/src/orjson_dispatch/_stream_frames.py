@@ -1,0 +1,69 @@
+"""The wire form of one stream item: a JSON Lines line, or a Server-Sent Event.
+
+FastAPI (0.134 JSON Lines, 0.135 Server-Sent Events) writes each item of a generator endpoint
+as one JSON document and a newline, or as one `data:` event (`ServerSentEvent` items give their
+own fields). The frames here are the same bytes, the JSON written by orjson.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from orjson_dispatch import _fastapi
+from orjson_dispatch._options import DEFAULTS
+from orjson_dispatch._untyped import encode_untyped
+
+__all__ = ["EVENT_STREAM", "JSON_LINES", "event_frame", "json_line_frame", "server_sent_event"]
+
+JSON_LINES = "application/jsonl"
+"""The media type of JSON Lines streams, as FastAPI sends it."""
+EVENT_STREAM = "text/event-stream"
+"""The media type of Server-Sent Events streams."""
+
+
+def json_line_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """Return the JSON Lines frame of an item: its JSON document and a newline."""
+    return lambda item: encode(item) + b"\n"
+
+
+def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """Return the Server-Sent Events frame of an item.
+
+    Args:
+        encode: Returns the JSON of a plain item, sent as the event's `data:` line; a FastAPI
+            `ServerSentEvent` item gives its own fields.
+    """
+    event_class = _fastapi.server_sent_event_class()
+
+    def frame(item: Any) -> bytes:
+        if event_class is not None and isinstance(item, event_class):
+            return server_sent_event(item)  # type: ignore[return-value]
+        # A JSON document holds no line break: it is the one `data:` line of its event.
+        return b"data: " + encode(item) + b"\n\n"
+
+    return frame
+
+
+def server_sent_event(item: Any) -> bytes | None:
+    """Return the wire form of a FastAPI `ServerSentEvent` item, or None for any other item.
+
+    As FastAPI writes it: `raw_data` as it is, `data` as JSON (a model's `model_dump_json()`,
+    anything else untyped), with its `event`, `id`, `retry` and `comment` lines, never validated
+    against the stream's item type.
+    """
+    event_class = _fastapi.server_sent_event_class()
+    if event_class is None or not isinstance(item, event_class):
+        return None
+    data = item.data
+    if item.raw_data is not None:
+        text: str | None = item.raw_data
+    elif data is None:
+        text = None
+    elif hasattr(data, "model_dump_json"):
+        text = data.model_dump_json()
+    else:
+        text = encode_untyped(data, DEFAULTS).decode()
+    return _fastapi.format_sse_event(
+        data_str=text, event=item.event, id=item.id, retry=item.retry, comment=item.comment
+    )

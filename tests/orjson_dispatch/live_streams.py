@@ -1,0 +1,185 @@
+"""Streams over a real uvicorn server, read by a raw socket client to the chunked terminator.
+
+``LiveApp`` runs one FastAPI app on uvicorn (port 0) per server configuration (``SERVERS``:
+httptools and h11, asyncio and uvloop) for a whole test module; tests add their routes to the
+running app under fresh paths. ``fetch`` sends one ``GET`` and reads the chunked body to its
+terminating zero-length chunk (``Wire.complete``) or to the end of the connection (an aborted
+stream). Nothing here waits on the wall clock except the socket timeout that fails a hung test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI
+
+#: (http, loop) of each server configuration the stream tests run on.
+SERVERS = [("httptools", "asyncio"), ("h11", "asyncio"), ("httptools", "uvloop"), ("h11", "uvloop")]
+#: Seconds a test may wait on the socket before it fails (a hung stream, not a slow machine).
+SOCKET_TIMEOUT = 30.0
+
+_paths = itertools.count()
+
+
+@dataclasses.dataclass
+class Wire:
+    """What the client read: the status, headers, the de-chunked body, and how it ended.
+
+    ``complete``: the body ended with the terminating zero-length chunk (else the server closed
+    the connection before it).
+    """
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    complete: bool
+
+
+class LiveApp:
+    """A FastAPI app served by uvicorn in a thread; routes are added while it runs."""
+
+    def __init__(self, http: str, loop: str, **config: Any) -> None:
+        self.app = FastAPI()
+        self.config = uvicorn.Config(
+            self.app,
+            host="127.0.0.1",
+            port=0,
+            http=http,
+            loop=loop,
+            log_level="critical",
+            lifespan="off",
+            **config,
+        )
+        self.server = uvicorn.Server(self.config)
+        self._thread = threading.Thread(target=self.server.run, daemon=True)
+        self.port = 0
+
+    def __enter__(self) -> LiveApp:
+        self._thread.start()
+        for _ in range(3000):  # up to 30 s on a loaded machine; usually a few tens of ms
+            if self.server.started:
+                break
+            threading.Event().wait(0.01)
+        assert self.server.started, "uvicorn did not start"
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self._thread.join(10)
+
+    def add(self, endpoint: Callable[..., Any], **route: Any) -> str:
+        """Serve ``endpoint`` at a fresh path; return the path."""
+        path = f"/s{next(_paths)}"
+        self.app.router.add_api_route(path, endpoint, methods=["GET"], **route)
+        return path
+
+    def fetch(self, path: str, **client: Any) -> Wire:
+        """``fetch(self.port, path)``."""
+        return fetch(self.port, path, **client)
+
+
+@dataclasses.dataclass
+class Reader:
+    """How the client reads: its receive buffer, and a pause before each read (seconds)."""
+
+    rcvbuf: int | None = None
+    read_size: int = 65536
+    pause: float = 0.0
+
+
+def fetch(port: int, path: str, reader: Reader | None = None) -> Wire:
+    """GET ``path`` on a raw socket and read the chunked body to its end."""
+    reader = reader or Reader()
+    with _connected(port, reader) as client:
+        client.sendall(f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n".encode())
+        stream = _Bytes(client, reader)
+        status, headers = _head(stream)
+        assert headers.get("transfer-encoding") == "chunked", headers
+        body = bytearray()
+        while True:
+            size_line = stream.line()
+            if size_line is None:
+                return Wire(status, headers, bytes(body), complete=False)
+            size = int(size_line.split(b";")[0], 16)
+            data = stream.exactly(size + 2)
+            if data is None:
+                return Wire(status, headers, bytes(body + (stream.rest() or b"")), complete=False)
+            assert data.endswith(b"\r\n"), data[-10:]
+            if size == 0:
+                return Wire(status, headers, bytes(body), complete=True)
+            body += data[:-2]
+
+
+def _head(stream: _Bytes) -> tuple[int, dict[str, str]]:
+    status_line = stream.line()
+    assert status_line is not None, "no answer"
+    status = int(status_line.split()[1])
+    headers: dict[str, str] = {}
+    while (line := stream.line()) not in (b"", None):
+        assert line is not None
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers
+
+
+@contextlib.contextmanager
+def _connected(port: int, reader: Reader) -> Iterator[socket.socket]:
+    client = socket.socket()
+    if reader.rcvbuf is not None:  # before connect: the window is offered in the handshake
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, reader.rcvbuf)
+    client.settimeout(SOCKET_TIMEOUT)
+    with client:
+        client.connect(("127.0.0.1", port))
+        yield client
+
+
+class _Bytes:
+    """A buffered reader of the socket, pausing before each read as the ``Reader`` says."""
+
+    def __init__(self, client: socket.socket, reader: Reader) -> None:
+        self.client, self.reader, self.buffer = client, reader, bytearray()
+        self.closed = False
+
+    def _more(self) -> bool:
+        if self.closed:
+            return False
+        if self.reader.pause:
+            threading.Event().wait(self.reader.pause)
+        try:
+            data = self.client.recv(self.reader.read_size)
+        except ConnectionResetError:
+            data = b""
+        if not data:
+            self.closed = True
+            return False
+        self.buffer += data
+        return True
+
+    def line(self) -> bytes | None:
+        while (end := self.buffer.find(b"\r\n")) < 0:
+            if not self._more():
+                return None
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 2]
+        return line
+
+    def exactly(self, size: int) -> bytes | None:
+        while len(self.buffer) < size:
+            if not self._more():
+                return None
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    def rest(self) -> bytes:
+        data = bytes(self.buffer)
+        self.buffer.clear()
+        return data
