@@ -1,9 +1,13 @@
-"""Every ```python block in the READMEs and the docs runs as written.
+"""Every ```python block in the READMEs and the docs runs as written, as installed.
 
 Each block runs alone in a fresh interpreter (its own subprocess, a scratch
-working directory, a timeout), so a block must be self-contained. A block
-that cannot run here (it starts a server, needs another machine) is marked by
-an HTML comment on the line before its fence and is only compiled:
+working directory, a timeout), so a block must be self-contained. It runs in
+``.venv-docs``, which holds only what getting started tells a user to install
+(tests/docs/environments.py), plus the packages a ``pip install`` line in the
+block's own section names before it: an example that needs more says so where
+it is shown. A block that cannot run here (it starts a server, needs another
+machine) is marked by an HTML comment on the line before its fence and is only
+compiled:
 
     <!-- no-run -->
     ```python
@@ -17,12 +21,12 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.docs.environments import environment
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [
@@ -33,6 +37,10 @@ DOCUMENTS = [
 ]
 NO_RUN = "<!-- no-run -->"
 PYTHON_INFO = {"python", "py", "python3"}
+SHELL_INFO = {"bash", "console", "sh", "shell"}
+#: The documented install (tests/docs/environments.py): not extras when a section names them.
+DOCUMENTED = {"uvicorn-keepalive", "orjson-dispatch", "httpx2"}
+VALUE_OPTIONS = {"-f", "--find-links", "-i", "--index-url", "--extra-index-url", "-c", "--python"}
 TIMEOUT = 60
 
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -46,10 +54,29 @@ class Example:
     line: int  # line of the opening fence, 1-based
     code: str
     run: bool  # False when marked <!-- no-run -->
+    extras: tuple[str, ...] = ()  # what its section says to pip install beyond the documented
 
     @property
     def id(self) -> str:
         return f"{self.source}:{self.line}"
+
+
+def also_installed(shell: str) -> list[str]:
+    """The packages the ``pip install`` lines of a shell block name beyond the documented install.
+
+    Our own distributions (a folder or a name, with the extras the documented install has) are
+    part of it; options and their values are not packages.
+    """
+    found = []
+    for line in shell.splitlines():
+        words = [w.strip("'\"") for w in line.split(" #", 1)[0].removeprefix("$ ").split()]
+        if words[:2] != ["pip", "install"]:
+            continue
+        after_option = [w.startswith("-") and w in VALUE_OPTIONS for w in words]
+        packages = [w for i, w in enumerate(words) if i > 1 and not w.startswith("-")
+                    and not after_option[i - 1] and w != "\\"]  # fmt: skip
+        found += [p for p in packages if "/" not in p and p.split("[")[0] not in DOCUMENTED]
+    return found
 
 
 def extract(source: str, text: str) -> list[Example]:
@@ -57,12 +84,15 @@ def extract(source: str, text: str) -> list[Example]:
     examples = []
     lines = text.splitlines()
     previous = ""  # the last non-blank line outside a block
+    extras: list[str] = []  # what the current section says to install
     index = 0
     while index < len(lines):
         opening = _FENCE.match(lines[index])
         if opening is None:
             if lines[index].strip():
                 previous = lines[index].strip()
+            if lines[index].startswith("#"):
+                extras = []
             index += 1
             continue
         fence, indent = opening["fence"], opening["indent"]
@@ -78,7 +108,10 @@ def extract(source: str, text: str) -> list[Example]:
             index += 1
         if language in PYTHON_INFO:
             code = textwrap.dedent("\n".join(body)) + "\n"
-            examples.append(Example(source, index - len(body), code, run=previous != NO_RUN))
+            run = previous != NO_RUN
+            examples.append(Example(source, index - len(body), code, run, tuple(extras)))
+        elif language in SHELL_INFO:
+            extras += also_installed(textwrap.dedent("\n".join(body)))
         previous = ""
         index += 1
     return examples
@@ -101,14 +134,14 @@ class Outcome:
     output: str
 
 
-def run_example(example: Example, workdir: Path) -> Outcome:
-    """Run one example in a fresh interpreter with ``workdir`` as its working directory."""
+def run_example(example: Example, workdir: Path, python: Path | None = None) -> Outcome:
+    """Run one example in a fresh interpreter (``python``, else this one) in ``workdir``."""
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "example.py"
     script.write_text(example.code)
     try:
         done = subprocess.run(
-            [sys.executable, str(script)],
+            [str(python or sys.executable), str(script)],
             cwd=workdir,
             capture_output=True,
             text=True,
@@ -120,27 +153,15 @@ def run_example(example: Example, workdir: Path) -> Outcome:
     return Outcome(done.returncode, done.stdout + done.stderr)
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
-    """Run every runnable example once, two at a time."""
-    base = tmp_path_factory.mktemp("examples")
-    runnable = [e for e in EXAMPLES if e.run]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {
-            e.id: pool.submit(run_example, e, base / re.sub(r"\W", "_", e.id)) for e in runnable
-        }
-        yield {example_id: future.result() for example_id, future in futures.items()}
-
-
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.id)
 def test_example_compiles(example: Example) -> None:
     compile(example.code, example.id, "exec")
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(600)  # the first example of an environment makes it
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if e.run], ids=lambda e: e.id)
-def test_example_runs(example: Example, outcomes: dict[str, Outcome]) -> None:
-    outcome = outcomes[example.id]
+def test_example_runs_as_installed(example: Example, tmp_path: Path) -> None:
+    outcome = run_example(example, tmp_path, environment(example.extras))
     assert outcome.returncode == 0, f"{example.id} failed:\n{example.code}\n{outcome.output}"
 
 
@@ -203,3 +224,22 @@ def test_a_passing_example_runs_in_a_fresh_interpreter(tmp_path: Path) -> None:
     code = "import sys, os; assert 'pytest' not in sys.modules; print(os.getcwd())\n"
     outcome = run_example(Example("sample.md", 1, code, run=True), tmp_path)
     assert outcome == Outcome(0, f"{tmp_path}\n")
+
+
+def test_an_example_gets_what_its_section_says_to_install() -> None:
+    text = (
+        "## Client\n\n```bash\npip install 'openai>=3' ./orjson_dispatch httpx2  # the client\n"
+        "pip install --find-links dist uvicorn-keepalive\n```\n\n```python\nimport openai\n```\n\n"
+        "## Next\n\n```python\nprint()\n```\n"
+    )
+    assert [e.extras for e in extract("sample.md", text)] == [("openai>=3",), ()]
+
+
+def test_the_docs_environment_holds_only_the_documented_install(tmp_path: Path) -> None:
+    code = (
+        "import importlib.util as u\n"
+        "print([m for m in ('httpx', 'openai', 'pytest') if u.find_spec(m)])\n"
+        "import fastapi, httpx2, orjson_dispatch, uvicorn_keepalive\n"
+    )
+    outcome = run_example(Example("sample.md", 1, code, run=True), tmp_path, environment())
+    assert outcome == Outcome(0, "[]\n")
