@@ -8,7 +8,9 @@ the conversion on its own, `json_lines` and `server_sent_events` the streams for
 responses (Starlette endpoints). An endpoint of a `DispatchRoute` answers JSON or a stream, as
 the request asks, by returning `JSONLines(...)` or `ServerSentEvents(...)` where its return type
 says so; `StreamSettings` sets the ping interval and send timeout of streams.
-`dispatched_routes` tells which routes of an app are served with orjson.
+`dispatched_routes` tells which routes of an app are served with orjson. `DispatchRoute` parses
+JSON request bodies with orjson, with `json.loads`'s values and errors; `request_json(request)` is
+the same parse for Starlette endpoints and `@dispatch` users.
 """
 
 from typing import TYPE_CHECKING
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 from orjson_dispatch._dispatch import dispatch
 from orjson_dispatch._dumps import dumps
 from orjson_dispatch._inventory import dispatched_routes
+from orjson_dispatch._request_body import request_json
 from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import JSONLines, ServerSentEvents
 from orjson_dispatch._streams import json_lines, server_sent_events
@@ -33,6 +36,7 @@ __all__ = [
     "dispatched_routes",
     "dumps",
     "json_lines",
+    "request_json",
     "server_sent_events",
 ]
 __version__ = "0.1.0.dev0"

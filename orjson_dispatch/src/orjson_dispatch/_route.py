@@ -32,6 +32,7 @@ from orjson_dispatch._dispatch import (
 )
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
+from orjson_dispatch._request_body import parsing_json
 from orjson_dispatch._responder import response_class_in_force, route_serializer
 from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
@@ -57,7 +58,8 @@ class DispatchRoute(APIRoute):
 
     The responses, their headers and the OpenAPI document are FastAPI's own; only the
     serialization of returned values (and of the items of JSON Lines and Server-Sent Events
-    streams) is orjson's, with FastAPI's JSON. Routes whose response class renders something
+    streams) is orjson's, with FastAPI's JSON, and so is the parse of JSON request bodies, with
+    `json.loads`'s values and errors (`request_json`). Routes whose response class renders something
     other than JSON (`PlainTextResponse`, `HTMLResponse`, a class with its own `render`) and
     endpoints already wrapped in `dispatch` are left as they are.
 
@@ -113,13 +115,18 @@ class DispatchRoute(APIRoute):
                 )
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        """Return FastAPI's handler for this route, serializing returned values with orjson."""
+        """Return FastAPI's handler for this route, serializing returned values with orjson.
+
+        Every handler, that of a route left to FastAPI's serialization included, parses JSON
+        request bodies with orjson (`request_json`): FastAPI's handler, dependencies and the
+        endpoint awaiting `request.json()` get `json.loads`'s value, parsed once.
+        """
         route = _fastapi.route_being_built(self)
         reason = left_to_fastapi(route)
         if reason is not None:
             self.dispatched = False
             logger.debug("%s %s left to FastAPI: %s", methods(route), route.path, reason)
-            return super().get_route_handler()
+            return parsing_json(super().get_route_handler())
         if _streams(route):
             substitutes = _stream_substitutes(route, self.stream_settings)
         else:
@@ -128,7 +135,7 @@ class DispatchRoute(APIRoute):
             handler = super().get_route_handler()
         self.dispatched = True
         logger.debug("%s %s serialized by orjson", methods(route), route.path)
-        return handler
+        return parsing_json(handler)
 
 
 def left_to_fastapi(route: Any) -> str | None:

@@ -1,0 +1,208 @@
+"""JSON request bodies parsed by orjson, with the value and the errors of `json.loads`.
+
+Starlette's `Request.json()`, which FastAPI's request handler awaits for a JSON body (and
+dependencies and endpoints may await too), is `json.loads(await request.body())`, kept on the
+request as `_json` (Starlette 0.37 to 1.x) so that the body is parsed once. `request_json` gives
+the same value, kept the same way, parsed by orjson wherever orjson's value is the one
+`json.loads` gives, and by `json.loads` itself everywhere else:
+
+* a body orjson refuses (NaN and Infinity tokens, numbers too large for a double, a byte order
+  mark, UTF-16 and UTF-32 text, lone surrogates, invalid UTF-8, nesting deeper than orjson's
+  1024 levels, and every invalid document) is parsed by `json.loads`, which returns its value or
+  raises its own error (FastAPI answers `json.JSONDecodeError` with its 422 `json_invalid` and
+  any other error with its 400);
+* a value holding a float of magnitude 2**63 or more: orjson reads an integer beyond 64 bits as
+  a float, `json.loads` as an int;
+* a value nested deeper than `json.loads` can go from here (it counts each level against
+  Python's recursion limit: about 950 levels on Python 3.11, where orjson goes to 1024).
+
+Everything else orjson and `json.loads` read alike: the same whitespace (RFC 8259's four
+characters), the last of duplicate keys at the place of the first, `-0` as the int 0, correctly
+rounded floats, and the same strings (the tests compare them on arbitrary documents).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+__all__ = ["parsing_json", "request_json"]
+
+# orjson reads an integer token beyond 64 bits as a float (3.10 to 3.11): no float of smaller
+# magnitude can stand for one, since every integer of 19 digits or fewer below it fits in 64 bits.
+_FLOAT_FROM_BIG_INTEGER = 2.0**63
+_ORJSON_DEPTH = 1024  # orjson's nesting limit (yyjson's, as orjson builds it)
+_OPEN = "[" * _ORJSON_DEPTH
+_CLOSE = "]" * _ORJSON_DEPTH
+
+
+async def request_json(request: Request) -> Any:
+    """Return the JSON value of the request's body, as `await request.json()` returns it.
+
+    The value (and every error) is the one Starlette's `Request.json()` gives, that is
+    `json.loads(await request.body())`'s, parsed by orjson where that gives the same value (see
+    the module's docstring for where `json.loads` parses instead). It is kept on the request as
+    Starlette keeps it: a later `await request.json()`, or `request_json(request)`, returns the
+    same object without parsing again.
+
+    Args:
+        request: A Starlette (or FastAPI) request; its `body()` is awaited, whatever reads it.
+
+    Raises:
+        json.JSONDecodeError: The body is not JSON, as `json.loads` says (its position,
+            message and document).
+        ValueError: The body is not text `json.loads` can decode (`UnicodeDecodeError`), or holds
+            an integer longer than Python's `int` digit limit.
+        RecursionError: The body is nested deeper than `json.loads` can go.
+    """
+    try:
+        return request._json
+    except AttributeError:
+        pass
+    body = await request.body()
+    value = orjson_value(body)
+    if value is _UNSURE:
+        # Called from this frame, at the depth Starlette's Request.json() calls it from, so that
+        # the recursion limit cuts both at the same nesting (see _handler_frame).
+        with _handler_frame(request):
+            value = json.loads(body)
+    request._json = value
+    return value
+
+
+@contextlib.contextmanager
+def _handler_frame(request: Request) -> Iterator[None]:
+    """Give back, on Python 3.10 and 3.11, the one frame `parsing_json` adds to the stack.
+
+    Those versions count every Python frame and every level of a JSON document against one
+    recursion limit: under the handler `parsing_json` wraps, `json.loads` would stop one level
+    short of where it stops in FastAPI's own handler. Later versions count the document's levels
+    apart (C recursion, then stack space), which a Python frame does not use.
+    """
+    if not _PYTHON_FRAMES_COUNT or type(vars(request).get("json")) is not _RequestJSON:
+        yield
+        return
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + 1)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+_PYTHON_FRAMES_COUNT = sys.version_info < (3, 12)
+
+
+class _Unsure:
+    """The marker `orjson_value` returns where `json.loads` must parse the body."""
+
+
+_UNSURE: Any = _Unsure()
+
+
+def orjson_value(body: bytes | str) -> Any:
+    """Return orjson's value of `body` where it is `json.loads`'s, else the marker `_UNSURE`."""
+    try:
+        value = orjson.loads(body)
+    except Exception:  # orjson refuses it: json.loads has the answer, a value or the error
+        return _UNSURE
+    depth = _depth(value)
+    if depth < 0 or (depth and not _json_loads_reaches(depth)):
+        return _UNSURE
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and dicts nest in `value` (0: a scalar), or -1 for a float >= 2**63.
+
+    Lists of numbers only (token ids, logprobs) are looked at by `sum`, `min` and `max`, in C;
+    lists and dicts of anything else item by item.
+    """
+    kind = type(value)
+    if kind is float:
+        return 0 if -_FLOAT_FROM_BIG_INTEGER < value < _FLOAT_FROM_BIG_INTEGER else -1
+    if kind is not list and kind is not dict:
+        return 0
+    deepest = 1
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        node, level = pending.pop()
+        items = node.values() if type(node) is dict else node
+        try:
+            total = sum(items)
+        except TypeError:  # not numbers only
+            for item in items:
+                kind = type(item)
+                if kind is list or kind is dict:
+                    if level >= deepest:
+                        deepest = level + 1
+                    if item:
+                        pending.append((item, level + 1))
+                elif kind is float and not (
+                    -_FLOAT_FROM_BIG_INTEGER < item < _FLOAT_FROM_BIG_INTEGER
+                ):
+                    return -1
+            continue
+        if type(total) is float and not (
+            min(items) > -_FLOAT_FROM_BIG_INTEGER and max(items) < _FLOAT_FROM_BIG_INTEGER
+        ):
+            return -1
+    return deepest
+
+
+def _json_loads_reaches(depth: int) -> bool:
+    """Whether `json.loads` parses `depth` levels here (two frames below `request_json`).
+
+    Python 3.10 and 3.11 count each level against the recursion limit, as Python calls, so the
+    answer depends on the stack in use; later versions count C recursion or stack space. Each
+    level of arrays and of objects counts alike (`_json.c`'s `scan_once_unicode`).
+    """
+    try:
+        json.loads(_OPEN[:depth] + _CLOSE[:depth])
+    except RecursionError:
+        return False
+    return True
+
+
+Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+
+
+def parsing_json(handler: Handler) -> Handler:
+    """Wrap a route's request handler so that `request.json()` is `request_json(request)`.
+
+    FastAPI's handler awaits `request.json()` where the content type calls for it (its own rules,
+    `strict_content_type` included), and so do dependencies and endpoints: all of them get the
+    orjson parse, once. A request class with a `json()` of its own keeps it. The method is set
+    on the request for the handler's run only, not to keep the request in a reference cycle.
+    """
+
+    async def parse_with_orjson(request: Request) -> Response:
+        if type(request).json is not Request.json:
+            return await handler(request)
+        attributes = vars(request)
+        attributes["json"] = _RequestJSON(request)
+        try:
+            return await handler(request)
+        finally:
+            attributes.pop("json", None)
+
+    return parse_with_orjson
+
+
+class _RequestJSON:
+    """`request.json` while a handler runs: `await request.json()` is `request_json(request)`."""
+
+    __slots__ = ("_request",)
+
+    def __init__(self, request: Request) -> None:
+        self._request = request
+
+    def __call__(self) -> Coroutine[Any, Any, Any]:
+        return request_json(self._request)

@@ -1,0 +1,274 @@
+"""JSON request bodies: a `DispatchRoute` parses them with orjson, with FastAPI's answers.
+
+Each body is posted to one app, to an `APIRoute` and to a `DispatchRoute` endpoint that answers
+an exact description of the value it got (`fingerprint`: types, key order, float bits, lone
+surrogates): the two answers (status and body, FastAPI's 422 ``json_invalid`` and 400 included)
+must be equal. Whether orjson parsed is seen by counting ``json.loads`` calls on the body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import httpx
+import pytest
+from fastapi import Body, Depends, FastAPI, Request
+from fastapi.responses import PlainTextResponse
+from hypothesis import event, given, note, settings
+from orjson_dispatch._route import DispatchRoute
+
+from tests.orjson_dispatch.apps import ask
+from tests.orjson_dispatch.strategies import examples
+from tests.orjson_dispatch.strategies.request_bodies import HOSTILE_BODIES, json_bodies
+
+JSON = {"content-type": "application/json"}
+
+
+def fingerprint(value: Any) -> str:
+    """Describe `value` exactly, without recursion (values nest deeper than repr can go)."""
+    lines: list[str] = []
+    pending: list[Any] = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, _Key):
+            lines.append(f"key {item.name!a}")
+        elif type(item) is list:
+            lines.append(f"list {len(item)}")
+            pending.extend(reversed(item))
+        elif type(item) is dict:
+            lines.append(f"dict {len(item)}")
+            for name, child in reversed(item.items()):
+                pending.extend((child, _Key(name)))
+        elif type(item) is float:
+            lines.append(f"float {item.hex()}")
+        else:
+            lines.append(f"{type(item).__name__} {item!a}")
+    return "\n".join(lines)
+
+
+class _Key:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+async def echo(body: Annotated[Any, Body()]) -> PlainTextResponse:
+    """Answer the fingerprint of the body FastAPI gives the endpoint."""
+    return PlainTextResponse(fingerprint(body))
+
+
+def _app(**settings: Any) -> FastAPI:
+    app = FastAPI(**settings)
+    app.add_api_route("/fastapi", echo, methods=["POST"])
+    app.router.add_api_route(
+        "/dispatch", echo, methods=["POST"], route_class_override=DispatchRoute
+    )
+    return app
+
+
+APP = _app()
+
+
+def both(body: bytes, app: FastAPI = APP, **kwargs: Any) -> tuple[httpx.Response, httpx.Response]:
+    """FastAPI's answer and DispatchRoute's to `body`, in that order."""
+    kwargs.setdefault("headers", JSON)
+    return tuple(  # type: ignore[return-value]
+        ask(app, "POST", path, content=body, **kwargs) for path in ("/fastapi", "/dispatch")
+    )
+
+
+def assert_same(fastapi: httpx.Response, ours: httpx.Response) -> None:
+    """The same status, content type and body."""
+    assert (ours.status_code, ours.headers.get("content-type"), ours.content) == (
+        fastapi.status_code,
+        fastapi.headers.get("content-type"),
+        fastapi.content,
+    ), f"FastAPI: {fastapi.status_code} {fastapi.text[:300]!r}"
+
+
+@pytest.fixture
+def loads_calls(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The documents `json.loads` is called with (bytes ones: the bodies) during the test."""
+    calls: list[bytes] = []
+    original = json.loads
+
+    def counting(document: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(document, bytes):
+            calls.append(document)
+        return original(document, *args, **kwargs)
+
+    monkeypatch.setattr(json, "loads", counting)
+    return calls
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_BODIES))
+def test_hostile_body_answers_as_fastapi(name: str) -> None:
+    assert_same(*both(HOSTILE_BODIES[name]))
+
+
+@settings(max_examples=examples(300))
+@given(body=json_bodies())
+def test_any_body_answers_as_fastapi(body: bytes) -> None:
+    note(f"body: {body!r}")
+    fastapi, ours = both(body)
+    event(f"FastAPI answers {fastapi.status_code}")
+    assert_same(fastapi, ours)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": [1, 2.5, "x", null, true, {"b": -0}], "c": "\\u00e9\\ud83d\\ude00"}',
+        b"[" * 20 + b"]" * 20,
+    ],
+)
+def test_orjson_parses_a_json_body(body: bytes, loads_calls: list[bytes]) -> None:
+    fastapi, ours = both(body)
+    assert_same(fastapi, ours)
+    assert loads_calls == [body], "json.loads parsed the body for FastAPI only"
+
+
+@pytest.mark.parametrize(
+    "name", ["NaN", "integer beyond u64", "UTF-8 byte order mark", "truncated"]
+)
+def test_json_loads_answers_where_orjson_could_differ(name: str, loads_calls: list[bytes]) -> None:
+    assert_same(*both(HOSTILE_BODIES[name]))
+    assert loads_calls == [HOSTILE_BODIES[name]] * 2
+
+
+def _nested(depth: int) -> bytes:
+    return b'{"a":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"}"
+
+
+def _fastapi_parses(depth: int) -> bool:
+    return both(_nested(depth))[0].status_code == 200  # from the stack depth of both()
+
+
+def test_nesting_answers_as_fastapi_around_its_recursion_limit() -> None:
+    # FastAPI's json.loads stops where the stack meets Python's recursion limit (about 950
+    # levels on Python 3.11, further on later versions): find that depth, then compare around it.
+    low, high = 1, 20_000
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if _fastapi_parses(middle) else (low, middle - 1)
+    depths = {low - 1, low, low + 1, low + 2, 1024, 1025}
+    for depth in sorted(depths):
+        fastapi, ours = both(_nested(depth))
+        assert ours.status_code == fastapi.status_code, f"depth {depth}, FastAPI's limit {low}"
+        assert_same(fastapi, ours)
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        None,
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/vnd.api+json",
+        "application/geo+json; charset=latin-1",
+        "APPLICATION/JSON",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/jsonx",
+        "text/json",
+    ],
+)
+@pytest.mark.parametrize("strict", [None, True, False])
+def test_content_type_rules_are_fastapi_s(content_type: str | None, strict: bool | None) -> None:
+    settings = {} if strict is None else {"strict_content_type": strict}
+    try:
+        app = _app(**settings)
+    except TypeError:
+        pytest.skip("this FastAPI has no strict_content_type setting")
+    headers = {} if content_type is None else {"content-type": content_type}
+    for body in (b'{"a": [1, 2]}', b"[NaN]", b"{"):
+        assert_same(*both(body, app, headers=headers))
+
+
+_seen: list[Any] = []
+
+
+async def reads_json(request: Request) -> Any:
+    """A dependency awaiting the body's JSON value."""
+    value = await request.json()
+    _seen.append(value)
+    return value
+
+
+async def reads_twice(
+    request: Request,
+    body: Annotated[dict[str, Any], Body()],
+    read: Annotated[Any, Depends(reads_json)],
+) -> Any:
+    """An endpoint with a body, a dependency reading the JSON value, and its own read."""
+    _seen.append(await request.json())
+    return {"body": body, "same": all(value is _seen[0] for value in _seen)}
+
+
+def test_dependencies_and_the_endpoint_get_one_parse(loads_calls: list[bytes]) -> None:
+    _seen.clear()
+    app = FastAPI()
+    app.router.add_api_route("/", reads_twice, methods=["POST"], route_class_override=DispatchRoute)
+    answer = ask(app, "POST", "/", content=b'{"a": [1, 2]}', headers=JSON)
+    assert loads_calls == [], "json.loads parsed the body"
+    assert answer.json() == {"body": {"a": [1, 2]}, "same": True}
+    assert len(_seen) == 2
+
+
+def test_a_form_body_is_fastapi_s() -> None:
+    pytest.importorskip("multipart")
+    from fastapi import Form
+
+    async def form(name: Annotated[str, Form()]) -> dict[str, str]:
+        return {"name": name}
+
+    app = FastAPI()
+    app.add_api_route("/fastapi", form, methods=["POST"])
+    app.router.add_api_route(
+        "/dispatch", form, methods=["POST"], route_class_override=DispatchRoute
+    )
+    for data in ({"name": "x"}, {}):
+        assert_same(*both(b"", app, data=data, headers={}))
+
+
+def test_a_body_size_limit_is_fastapi_s() -> None:
+    try:
+        app = _app(max_body_size=64)
+    except TypeError:
+        pytest.skip("this FastAPI has no max_body_size setting")
+    for size in (10, 64, 65, 1000):
+        assert_same(*both(b'"' + b"x" * size + b'"', app))
+
+
+def test_a_request_class_with_its_own_json_keeps_it() -> None:
+    class Request42(Request):
+        async def json(self) -> Any:
+            return 42
+
+    class Route42(DispatchRoute):
+        def get_route_handler(self) -> Any:
+            handler = super().get_route_handler()
+
+            async def with_request_42(request: Request) -> Any:
+                return await handler(Request42(request.scope, request.receive))
+
+            return with_request_42
+
+    app = FastAPI()
+    app.router.add_api_route("/", echo, methods=["POST"], route_class_override=Route42)
+    assert ask(app, "POST", "/", content=b'{"a": 1}', headers=JSON).text == "int 42"
+
+
+def test_a_large_body_over_a_real_server(live_server: Any) -> None:
+    body = json.dumps(
+        {"ids": list(range(50_000)), "logprobs": [-i / 7 for i in range(20_000)], "big": 2**70}
+    ).encode()
+    base = live_server(APP)
+    with httpx.Client(base_url=base) as client:
+        answers = [
+            client.post(path, content=body, headers=JSON) for path in ("/fastapi", "/dispatch")
+        ]
+    assert answers[0].status_code == 200
+    assert_same(*answers)
