@@ -6,6 +6,15 @@ function call, the usage counters, and the token data (prompt token ids, generat
 one float32 logprob per generated token: about 26 bytes of JSON per generated token, so the
 training body of 64k generated tokens is about 1.7 MB). Streams send OpenAI
 ``chat.completion.chunk`` events, cycling through :data:`CYCLE` chunks.
+
+The ``sdk-*`` bodies are made of the SDK types model servers return (the test suite's reference
+corpus, ``tests/orjson_dispatch/sdk_corpus.py``), validated: ``sdk-training``, the
+``openai.types.responses.Response`` subclass an RL rollout server answers for a chat completion of
+64k generated tokens (their ids and logprobs, ~2 MB); ``sdk-toolcall``, an agent turn of 36 output
+items (reasoning, messages with logprobs, function calls, ~37 KB); ``sdk-embeddings``, 64 x 1536
+floats in a proxy's ``embedding: list[float] | str``; ``sdk-logprobs``, a proxy's chat response
+with 4096 logprobs of 3 alternatives each in ``logprobs: ChoiceLogprobs | Any | None`` (16k
+small models); and, in process, ``sdk-chunks``, :data:`CYCLE` ``ChatCompletionChunk`` events.
 """
 
 from __future__ import annotations
@@ -13,17 +22,21 @@ from __future__ import annotations
 import random
 import string
 import struct
+from collections.abc import Callable
 from functools import cache
 from typing import Annotated, Any, Literal, NamedTuple
 
 import orjson
 from pydantic import BaseModel, Field
 
+from tests.orjson_dispatch import sdk_corpus
+
 VOCABULARY_SIZE = 151_936  # Qwen 2.5's: token ids are below it
 SEED = 20_240_601
 TOOLCALL = "toolcall"
 TRAINING = "tokens-65536"
-CHUNKS = "chunks"  # the in-process name of one cycle of a stream's chunks
+SDK_TRAINING, SDK_TOOLCALL = "sdk-training", "sdk-toolcall"
+SDK_CHUNKS = "sdk-chunks"  # the in-process name of one cycle of a stream's chunks
 CYCLE = 64
 _MODEL = "Qwen/Qwen2.5-7B-Instruct"
 Status = Literal["completed", "in_progress", "incomplete"]
@@ -122,11 +135,12 @@ class Chunk(BaseModel):
 
 
 class Body(NamedTuple):
-    """A body as the validated model, the ready dict (JSON types only) and orjson's bytes."""
+    """A body: the validated model, the ready dict (JSON types only), orjson's bytes, the class."""
 
-    model: ResponseModel
+    model: BaseModel
     data: dict[str, Any]
     json: bytes
+    cls: type[BaseModel]
 
 
 def _words(rng: random.Random, count: int) -> str:
@@ -216,12 +230,37 @@ def raw(name: str) -> dict[str, Any]:
     }
 
 
+def _sdk_training() -> dict[str, Any]:
+    completion = sdk_corpus.chat_completion(tokens=65_536, top=0, tool_calls=1)
+    return sdk_corpus.training_response(sdk_corpus.ChatCompletion.model_validate(completion))
+
+
+#: The SDK-type bodies: their class and their wire JSON's builder.
+SDK_BODIES: dict[str, tuple[type[BaseModel], Callable[[], dict[str, Any]]]] = {
+    SDK_TRAINING: (sdk_corpus.TrainingResponse, _sdk_training),
+    SDK_TOOLCALL: (
+        sdk_corpus.TrainingResponse,
+        lambda: sdk_corpus.response(items=36, words=64, prompt=256, tokens=64),
+    ),
+    "sdk-embeddings": (
+        sdk_corpus.EmbeddingResponse,
+        lambda: sdk_corpus.embeddings(count=64, dimensions=1536),
+    ),
+    "sdk-logprobs": (sdk_corpus.ProxyChatResponse, lambda: sdk_corpus.proxy_chat(tokens=4096)),
+}
+
+
 @cache
 def body(name: str) -> Body:
-    """Return the body called ``name`` (see :func:`raw`), built once per process."""
-    model = ResponseModel.model_validate(raw(name))
-    data = model.model_dump(mode="json")
-    return Body(model, data, orjson.dumps(data))
+    """Return the body ``name`` (:func:`raw`, :data:`SDK_BODIES`), built once per process.
+
+    Raises:
+        KeyError: no body is called ``name``.
+    """
+    cls, make = SDK_BODIES.get(name, (ResponseModel, lambda: raw(name)))
+    model = cls.model_validate(make())
+    data = model.model_dump(mode="json", by_alias=True)
+    return Body(model, data, orjson.dumps(data), cls)
 
 
 @cache
@@ -255,3 +294,10 @@ def _token(rng: random.Random) -> str:
 def chunk_dicts() -> tuple[dict[str, Any], ...]:
     """Return the chunks as ready dicts (what untyped endpoints yield)."""
     return tuple(chunk.model_dump(mode="json") for chunk in chunk_models())
+
+
+@cache
+def sdk_chunk_models() -> tuple[sdk_corpus.ChatCompletionChunk, ...]:
+    """Return a stream's :data:`CYCLE` ``ChatCompletionChunk`` events, validated."""
+    chunks = sdk_corpus.chat_chunks(count=CYCLE)
+    return tuple(map(sdk_corpus.ChatCompletionChunk.model_validate, chunks))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from benchmarks import summary
-from benchmarks.bodies import CHUNKS, TOOLCALL, TRAINING
+from benchmarks.bodies import SDK_BODIES, SDK_CHUNKS, SDK_TOOLCALL, SDK_TRAINING, TOOLCALL, TRAINING
 from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS, STREAMING_CONFIGS
 from benchmarks.inprocess import measure
 from benchmarks.load import LoadSettings, WrkError, require_wrk, run_suite
@@ -59,6 +59,7 @@ FULL = Profile(
         (
             *(Cell(b, c, duration_s=None if c == 32 else 1) for c in (1, 32, 256) for b in _BODIES),
             Cell("tokens-1536", 32),
+            *(Cell(b, 32) for b in (SDK_TRAINING, SDK_TOOLCALL)),
             *(Cell(b, 1, duration_s=1) for b in _SCALING),
         ),
         LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10),
@@ -70,7 +71,7 @@ FULL = Profile(
         3,
     ),
     inprocess=(
-        (TRAINING, "tokens-1536", TOOLCALL, CHUNKS),
+        (TRAINING, "tokens-1536", TOOLCALL, *SDK_BODIES, SDK_CHUNKS),
         "--processes=6 --values=3 --warmups=1 --min-time=0.1",
     ),
     only={},
@@ -83,7 +84,10 @@ QUICK = Profile(
     ),
     keepalive=(_KEEPALIVE_CELLS, LoadSettings(3, 1, 1, min_requests=1, drain_budget_s=5)),
     streaming=({"ready@c1": 3_000, "burst8@c32": 300, "paced@c32": 100}, 3),
-    inprocess=((TOOLCALL, CHUNKS), "--processes=2 --values=3 --warmups=1 --min-time=0.05"),
+    inprocess=(
+        (TOOLCALL, SDK_TRAINING, SDK_CHUNKS),
+        "--processes=2 --values=3 --warmups=1 --min-time=0.05",
+    ),
     only={
         "serialization": {"typed", "dump-json", "dispatch-model", "dispatch-route", "orjson-limit"},
         "keepalive": {"stock", "keepalive", "stock-b", "keepalive-asyncio", "keepalive-asyncio-w2"},

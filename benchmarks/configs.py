@@ -2,7 +2,8 @@
 
 A configuration is one uvicorn process: the ASGI app, the endpoint's path (``{body}`` stands for
 the body's name), a path that answers 200 once the app is up, uvicorn's ``--http``,
-``--workers`` and ``--loop`` (None: uvloop when installed, else asyncio).
+``--workers`` and ``--loop`` (None: uvloop when installed, else asyncio); ``sdk_bodies``: whether
+it serves the ``sdk-*`` bodies (Litestar's msgspec Structs mirror the synthetic models only).
 """
 
 from dataclasses import dataclass
@@ -20,6 +21,11 @@ class ServerConfig:
     http: str = "httptools"
     workers: int = 1
     loop: str | None = None
+    sdk_bodies: bool = True
+
+    def serves(self, body: str) -> bool:
+        """Whether this configuration serves the body called ``body``."""
+        return self.sdk_bodies or not body.startswith("sdk-")
 
     def url_path(self, body: str) -> str:
         """Return the endpoint's path for the body called ``body``."""
@@ -33,9 +39,16 @@ class StreamConfig(ServerConfig):
     framing: str = "jsonl"
 
 
-#: Every way of answering the same data; ratios divide by FastAPI's two paths and orjson's limit.
+#: Every way of answering the same data; ratios divide by FastAPI's two paths, the helper model
+#: servers write by hand and orjson's limit.
 SERIALIZATION_CONFIGS = tuple(
-    ServerConfig(name, label, f"benchmarks.apps.{app}_app:app", f"/{name}/{{body}}")
+    ServerConfig(
+        name,
+        label,
+        f"benchmarks.apps.{app}_app:app",
+        f"/{name}/{{body}}",
+        sdk_bodies=app != "litestar",
+    )
     for name, label, app in (
         ("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)", "fastapi"),
         ("starlette-json", "Starlette JSONResponse on the dict (json.dumps)", "fastapi"),
@@ -46,11 +59,14 @@ SERIALIZATION_CONFIGS = tuple(
         ("dispatch-model", "@dispatch returning the model (-> Model)", "fastapi"),
         ("dispatch-dict", "@dispatch returning the ready dict (untyped)", "fastapi"),
         ("dispatch-route", "APIRouter(route_class=DispatchRoute), -> Model", "fastapi"),
+        ("dispatch-untyped", "@dispatch returning the model (untyped)", "fastapi"),
+        ("dispatch-route-untyped", "DispatchRoute returning the model (untyped)", "fastapi"),
+        ("helper", 'Response(orjson.dumps(model.model_dump(mode="json"))) (the helper)', "fastapi"),
         ("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)", "fastapi"),
         ("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)", "fastapi"),
     )
 )
-SERIALIZATION_BASELINES = ("untyped", "typed", "orjson-limit")
+SERIALIZATION_BASELINES = ("untyped", "typed", "helper", "orjson-limit")
 
 _KEEPALIVE = "uvicorn_keepalive:Protocol"
 #: Stock uvicorn against uvicorn-keepalive, with one and two workers. ``stock-b``, a second

@@ -3,11 +3,12 @@
 The harness runs ``python -m benchmarks.inprocess --body NAME --append FILE`` once per body;
 pyperf's Runner spawns the worker processes, calibrates loops, runs warmups and stores the
 values with the machine's metadata (``python -m pyperf stats|check|compare_to`` read the file).
-Each candidate's output is checked against the reference before it is timed. ``chunks`` is a
+Each candidate's output is checked against the reference before it is timed. ``sdk-chunks`` is a
 stream's events: the :data:`~benchmarks.bodies.CYCLE` chunks, each encoded on its own.
 """
 
 import argparse
+import functools
 import json
 import subprocess
 import sys
@@ -19,10 +20,11 @@ import msgspec
 import orjson
 import pyperf
 from fastapi.encoders import jsonable_encoder
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
-from benchmarks.bodies import CHUNKS, CYCLE, Chunk, ResponseModel, body, chunk_dicts, chunk_models
+from benchmarks.bodies import CYCLE, SDK_CHUNKS, body, sdk_chunk_models
 from orjson_dispatch import dumps
+from tests.orjson_dispatch.sdk_corpus import ChatCompletionChunk
 
 _PROGRAM = ("-m", "benchmarks.inprocess")  # what pyperf runs in each worker process
 #: A candidate: its name (after ``<body>/``), the code it runs, and that code.
@@ -37,57 +39,59 @@ def _starlette_json(data: Any) -> bytes:
 
 
 def candidates(name: str) -> list[Candidate]:
-    """Return the candidates for ``name``; the first (orjson on the ready dict) is the limit."""
-    if name == CHUNKS:
-        models, dicts, each = chunk_models(), chunk_dicts(), f"each of {CYCLE} chunks"
-        chunk: TypeAdapter[Chunk] = TypeAdapter(Chunk)
-        return [
-            ("orjson-dict", f"orjson.dumps(d), {each} a ready dict",
-             lambda: list(map(orjson.dumps, dicts))),
-            ("dispatch-dumps-typed", f"orjson_dispatch.dumps(chunk, response_model=Chunk), {each}",
-             lambda: [dumps(c, response_model=Chunk) for c in models]),
-            ("model-dump-json", f"chunk.model_dump_json(), {each}",
-             lambda: [c.model_dump_json() for c in models]),
-            ("typeadapter", "TypeAdapter.validate_python + dump_json (FastAPI typed stream), "
-             + each, lambda: [chunk.dump_json(chunk.validate_python(c, from_attributes=True))
-                              for c in models]),
-            ("jsonable-encoder", "jsonable_encoder + json.dumps (FastAPI untyped stream), "
-             f"{each} a dict", lambda: [_starlette_json(jsonable_encoder(c)) for c in dicts]),
-            ("msgspec-dict", f"msgspec.json.encode(d), {each} a ready dict (peer)",
-             lambda: list(map(msgspec.json.encode, dicts))),
-        ]  # fmt: skip
-    model, data = body(name).model, body(name).data
-    typed: TypeAdapter[ResponseModel] = TypeAdapter(ResponseModel)
-    return [
-        ("orjson-dict", "orjson.dumps(d) on the ready dict", lambda: orjson.dumps(data)),
-        ("dispatch-dumps-typed", "orjson_dispatch.dumps(model, response_model=ResponseModel)",
-         lambda: dumps(model, response_model=ResponseModel)),
-        ("dispatch-dumps-model", "orjson_dispatch.dumps(model)", lambda: dumps(model)),
-        ("dispatch-dumps-dict", "orjson_dispatch.dumps(d) on the ready dict", lambda: dumps(data)),
+    """Return the candidates for ``name``; the first (orjson on the ready dict) is the limit.
+
+    Each encodes the body's values one by one (one value, or a stream's
+    :data:`~benchmarks.bodies.CYCLE` chunks) and returns the list of their JSON documents.
+    """
+    if name == SDK_CHUNKS:
+        models: list[BaseModel] = list(sdk_chunk_models())
+        cls: type[BaseModel] = ChatCompletionChunk
+        each = f", each of {CYCLE} chunks"
+    else:
+        models, cls, each = [body(name).model], body(name).cls, ""
+    pairs = [(model, model.model_dump(mode="json", by_alias=True)) for model in models]
+    typed: TypeAdapter[Any] = TypeAdapter(cls)
+    rows: list[tuple[str, str, Callable[[Any, Any], Any]]] = [
+        ("orjson-dict", "orjson.dumps(d) on the ready dict (the limit)",
+         lambda m, d: orjson.dumps(d)),
+        ("dispatch-dumps-model", "orjson_dispatch.dumps(model) (untyped: no declared type)",
+         lambda m, d: dumps(m)),
+        ("dispatch-dumps-typed", f"orjson_dispatch.dumps(model, response_model={cls.__name__})",
+         lambda m, d: dumps(m, response_model=cls)),
+        ("model-dump-orjson", 'the helper: orjson.dumps(model.model_dump(mode="json", '
+         "by_alias=True))", lambda m, d: orjson.dumps(m.model_dump(mode="json", by_alias=True))),
         ("model-dump-json", "model.model_dump_json(by_alias=True)",
-         lambda: model.model_dump_json(by_alias=True)),
-        ("typeadapter", "TypeAdapter.validate_python + dump_json (FastAPI typed path)",
-         lambda: typed.dump_json(typed.validate_python(model, from_attributes=True),
-                                 by_alias=True)),
-        ("model-dump-orjson", 'orjson.dumps(model.model_dump(mode="json", by_alias=True))',
-         lambda: orjson.dumps(model.model_dump(mode="json", by_alias=True))),
-        ("jsonable-encoder", "jsonable_encoder + json.dumps (FastAPI untyped path)",
-         lambda: _starlette_json(jsonable_encoder(model))),
+         lambda m, d: m.model_dump_json(by_alias=True)),
+        ("typeadapter", "TypeAdapter.validate_python + dump_json (FastAPI typed)",
+         lambda m, d: typed.dump_json(typed.validate_python(m, from_attributes=True),
+                                      by_alias=True)),
+        ("jsonable-encoder", "jsonable_encoder + json.dumps (FastAPI untyped)",
+         lambda m, d: _starlette_json(jsonable_encoder(m))),
+        ("dispatch-dumps-dict", "orjson_dispatch.dumps(d) on the ready dict",
+         lambda m, d: dumps(d)),
         ("msgspec-dict", "msgspec.json.encode(d) on the ready dict (peer)",
-         lambda: msgspec.json.encode(data)),
+         lambda m, d: msgspec.json.encode(d)),
     ]  # fmt: skip
+    return [
+        (row, label + each, functools.partial(_each, encode, pairs)) for row, label, encode in rows
+    ]
 
 
-def decoded(output: bytes | str | list[bytes] | list[str]) -> Any:
-    """Return the JSON value of a candidate's output (a list of values for a stream)."""
-    if isinstance(output, list):
-        return [orjson.loads(document) for document in output]
-    return orjson.loads(output)
+def _each(encode: Callable[[Any, Any], Any], pairs: list[tuple[Any, Any]]) -> list[Any]:
+    return [encode(model, data) for model, data in pairs]
 
 
-def expected(name: str) -> Any:
-    """Return the JSON value every candidate for ``name`` must encode."""
-    return list(chunk_dicts()) if name == CHUNKS else body(name).data
+def decoded(output: list[bytes] | list[str]) -> list[Any]:
+    """Return the JSON values of a candidate's output."""
+    return [orjson.loads(document) for document in output]
+
+
+def expected(name: str) -> list[Any]:
+    """Return the JSON values every candidate for ``name`` must encode."""
+    if name == SDK_CHUNKS:
+        return [chunk.model_dump(mode="json", by_alias=True) for chunk in sdk_chunk_models()]
+    return [body(name).data]
 
 
 def measure(body_names: list[str], options: list[str], path: Path) -> dict[str, Any]:

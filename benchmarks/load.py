@@ -150,10 +150,12 @@ def run_suite(
     single: dict[str, dict[str, float]] = {}
 
     def prepare(server: Server, config: ServerConfig) -> None:
-        bodies = sorted({cell.body for cell in cells})
+        bodies = sorted({cell.body for cell in cells if config.serves(cell.body)})
         single[config.name] = {b: _check_and_time(server, config, b) for b in bodies}
 
     def measure(server: Server, run: Run) -> tuple[dict[str, Any], str] | str:
+        if not server.config.serves(run.cell.body):
+            return "serves the synthetic bodies only"
         single_s = single[run.config][run.cell.body]
         reason = settings.skip_reason(run.cell.concurrency, single_s)
         if reason is not None:

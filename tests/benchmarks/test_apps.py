@@ -6,7 +6,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from benchmarks.bodies import TOOLCALL, body, raw
+from benchmarks.bodies import SDK_BODIES, SDK_TOOLCALL, TOOLCALL, body, raw
 from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS
 from benchmarks.server import Server, get, running, uvicorn_command
 
@@ -19,6 +19,17 @@ def test_bodies_are_deterministic_and_sized_like_model_server_traffic() -> None:
     assert 30_000 < len(body(TOOLCALL).json) < 45_000
     kinds = {item["type"] for item in body("tokens-32").data["output"]}
     assert kinds == {"message", "function_call"}
+
+
+def test_sdk_bodies_are_made_of_the_sdk_types_and_sized_like_model_server_traffic() -> None:
+    sizes = {"sdk-training": (1.9e6, 2.1e6), SDK_TOOLCALL: (30e3, 45e3)}
+    sizes |= {"sdk-embeddings": (1.9e6, 2.2e6), "sdk-logprobs": (1.0e6, 1.5e6)}
+    for name, (cls, _) in SDK_BODIES.items():
+        assert type(body(name).model) is cls
+        low, high = sizes[name]
+        assert low < len(body(name).json) < high, name
+    kinds = {item["type"] for item in body(SDK_TOOLCALL).data["output"]}
+    assert kinds == {"reasoning", "message", "function_call"}
 
 
 @pytest.mark.parametrize("name", ["tokens", "tokens-0", "tokens-x", "other-32"])
@@ -35,12 +46,12 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Serv
         yield {server.config.app: server for server in started.values()}
 
 
-@pytest.mark.parametrize("name", ["tokens-32", TOOLCALL])
+@pytest.mark.parametrize("name", ["tokens-32", TOOLCALL, SDK_TOOLCALL])
 def test_every_configuration_answers_the_same_document(
     servers: dict[str, Server], name: str
 ) -> None:
     expected = body(name).data
-    for config in SERIALIZATION_CONFIGS:
+    for config in (c for c in SERIALIZATION_CONFIGS if c.serves(name)):
         status, content = get(servers[config.app].port, config.url_path(name))
         assert status == 200, config.name
         assert orjson.loads(content) == expected, config.name
