@@ -90,7 +90,8 @@ QUICK = Profile(
     ),
     only={
         "serialization": {"typed", "dump-json", "dispatch-model", "dispatch-route", "orjson-limit"},
-        "keepalive": {"stock", "keepalive", "stock-b", "keepalive-asyncio", "keepalive-asyncio-w2"},
+        "keepalive": {"stock", "keepalive", "stock-b", "keepalive-asyncio", "stock-asyncio-w2"}
+        | {"keepalive-asyncio-w2"},
         "streaming": {"fastapi-jsonl-typed", "fastapi-sse-typed", "sse-starlette", "orjson-limit"}
         | {"dispatch-route-jsonl", "dispatch-route-sse"},
     },
