@@ -40,7 +40,8 @@ h11_class: type[UvicornH11Protocol] = H11Protocol
 # protocol() returns a class whose type follows `http`.
 default_factory: type[Protocol] = protocol()
 tuned_factory: type[Protocol] = protocol(idle=30, interval=5, count=4, user_timeout=70_000)
-positional_factory: type[Protocol] = protocol(30, 5, 4)
+given_factory: type[Protocol] = protocol(KeepaliveSettings(idle=30, interval=5, count=4))
+replaced_factory: type[H11Protocol] = protocol(KeepaliveSettings(), count=5, http="h11")
 h11_factory: type[H11Protocol] = protocol(idle=30, http="h11")
 httptools_factory: type[Protocol] = protocol(http="httptools")
 without_nodelay: type[Protocol] = protocol(idle=30, nodelay=False)
@@ -60,7 +61,7 @@ def serve() -> None:
 
 def client_socket() -> dict[str, int]:
     sock = socket.create_connection(("127.0.0.1", 8000))
-    applied: dict[str, int] = set_keepalive(sock, 30, 5, 4, user_timeout=None)
+    applied: dict[str, int] = set_keepalive(sock, idle=30, interval=5, count=4, user_timeout=None)
     return applied
 
 
@@ -70,7 +71,7 @@ def transport_socket(transport: asyncio.Transport) -> dict[str, int]:
 
 
 def clients() -> None:
-    options: list[tuple[int, int, int]] = socket_options(30, 5, 4, user_timeout=None, nodelay=True)
+    options: list[tuple[int, int, int]] = socket_options(idle=30, user_timeout=None, nodelay=True)
     httpx.Client(transport=httpx.HTTPTransport(socket_options=options))
     httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(socket_options=socket_options(idle=30)))
     factory: Callable[[tuple[Any, ...]], socket.socket] = socket_factory(idle=30, nodelay=False)
@@ -78,10 +79,13 @@ def clients() -> None:
 
 
 settings: KeepaliveSettings = KeepaliveSettings(idle=30, interval=5, count=4, user_timeout=None)
+from_config: KeepaliveSettings = KeepaliveSettings.from_environment({"X_IDLE": "30"}, prefix="X_")
+environment: KeepaliveSettings = KeepaliveSettings.from_environment()
+from_settings: list[tuple[int, int, int]] = socket_options(settings)
+set_from_settings: dict[str, int] = set_keepalive(socket.socket(), settings, nodelay=False)
 nodelay: bool = KeepaliveSettings(nodelay=False).nodelay
 idle: int = settings.idle
 interval: int = settings.interval
 count: int = settings.count
 user_timeout: int | None = settings.user_timeout
 detection_time: int = settings.detection_time
-from_environment: KeepaliveSettings = KeepaliveSettings.from_environment({"X": "1"}, idle=30)

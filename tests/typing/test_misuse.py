@@ -49,9 +49,9 @@ dispatch(42)  # E: call-overload
 dumps({"a": 1}, by_alias="yes")  # E: arg-type
 dumps({"a": 1}, orjson.OPT_SORT_KEYS)  # E: call-arg
 body: str = dumps({"a": 1})  # E: assignment
-# Keepalive settings are ints; user_timeout and http are keyword-only.
+# Keepalive settings are a KeepaliveSettings or keyword arguments, ints.
 protocol(idle="60")  # E: call-overload
-protocol(60, 10, 3, 5000)  # E: call-overload
+protocol(60, 10, 3)  # E: call-overload
 protocol(http="h2")  # E: call-overload
 h11: type[Protocol] = protocol(http="h11")  # E: assignment
 set_keepalive(socket.socket(), idle=1.5)  # E: arg-type

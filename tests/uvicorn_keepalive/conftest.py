@@ -1,21 +1,42 @@
-"""Every keepalive test starts from an environment without UVICORN_KEEPALIVE_* variables."""
+"""Every keepalive test starts from an environment without UVICORN_KEEPALIVE_* variables.
+
+The package reads the environment once per process; the `environ` fixture sets variables and
+has it read again, as a new process would.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+
+from uvicorn_keepalive import _settings
 
 LOGGER = "uvicorn.error.keepalive"
 
 
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for variable in os.environ:
         if variable.startswith("UVICORN_KEEPALIVE_"):
             monkeypatch.delenv(variable)
+    _settings.environment.cache_clear()
+    yield
+    _settings.environment.cache_clear()
+
+
+@pytest.fixture
+def environ(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """Set UVICORN_KEEPALIVE_* variables by keyword, read again at the next use."""
+
+    def setenv(**variables: str) -> None:
+        for name, value in variables.items():
+            monkeypatch.setenv(name, value)
+        _settings.environment.cache_clear()
+
+    return setenv
 
 
 @pytest.fixture

@@ -5,12 +5,12 @@ Usage::
     python netns_client.py CLIENT URL MAX_TIME [IDLE INTERVAL COUNT]
 
 CLIENT is ``httpx`` (no socket options: what a client gets by default), ``httpx-options``
-(``httpx.HTTPTransport(socket_options=uvicorn_keepalive.socket_options(IDLE, INTERVAL,
-COUNT))``) or ``aiohttp-factory`` (``aiohttp.TCPConnector(socket_factory=
-uvicorn_keepalive.socket_factory(IDLE, INTERVAL, COUNT))``). It sends ``POST URL`` (aiohttp
-resends an idempotent request once on a new connection after a reset) with a timeout of
-MAX_TIME seconds and prints one JSON line: ``{"event": "response", "body": ...}``,
-or ``{"event": "error", "error": ..., "after": seconds}``.
+(``httpx.HTTPTransport(socket_options=uvicorn_keepalive.socket_options(settings))``) or
+``aiohttp-factory`` (``aiohttp.TCPConnector(socket_factory=uvicorn_keepalive.socket_factory(
+settings))``), where settings is ``KeepaliveSettings(IDLE, INTERVAL, COUNT)``. It sends
+``POST URL`` (aiohttp resends an idempotent request once on a new connection after a reset)
+with a timeout of MAX_TIME seconds and prints one JSON line: ``{"event": "response", "body":
+...}``, or ``{"event": "error", "error": ..., "after": seconds}``.
 """
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ import httpx
 import uvicorn_keepalive
 
 
-async def aiohttp_get(url: str, max_time: float, timers: list[int]) -> str:
+async def aiohttp_get(
+    url: str, max_time: float, settings: uvicorn_keepalive.KeepaliveSettings
+) -> str:
     """POST to ``url`` with aiohttp and the package's socket factory."""
-    connector = aiohttp.TCPConnector(socket_factory=uvicorn_keepalive.socket_factory(*timers))
+    connector = aiohttp.TCPConnector(socket_factory=uvicorn_keepalive.socket_factory(settings))
     timeout = aiohttp.ClientTimeout(total=max_time)
     async with (
         aiohttp.ClientSession(connector=connector, timeout=timeout) as session,
@@ -40,13 +42,14 @@ async def aiohttp_get(url: str, max_time: float, timers: list[int]) -> str:
 def main() -> None:
     """Send the request; print its outcome."""
     client, url, max_time, *timers = sys.argv[1:]
-    settings = [int(value) for value in timers]
+    idle, interval, count = (int(value) for value in timers) if timers else (60, 10, 3)
+    settings = uvicorn_keepalive.KeepaliveSettings(idle=idle, interval=interval, count=count)
     started = time.monotonic()
     try:
         if client == "aiohttp-factory":
             body = asyncio.run(aiohttp_get(url, float(max_time), settings))
         else:
-            options = uvicorn_keepalive.socket_options(*settings) if client != "httpx" else None
+            options = uvicorn_keepalive.socket_options(settings) if client != "httpx" else None
             transport = httpx.HTTPTransport(socket_options=options)
             with httpx.Client(transport=transport, timeout=float(max_time)) as session:
                 body = session.post(url).text

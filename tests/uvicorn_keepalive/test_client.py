@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -25,8 +26,9 @@ from tests.uvicorn_keepalive.servers import (
     keepalive_options,
     running_server,
 )
-from uvicorn_keepalive import socket_factory, socket_options
+from uvicorn_keepalive import KeepaliveSettings, socket_factory, socket_options
 
+SETTINGS = KeepaliveSettings(idle=31, interval=4, count=6, user_timeout=100_000)
 WANTED = expected(31, 4, 6, 100_000)
 
 
@@ -44,7 +46,7 @@ def client_options(response: httpx.Response | httpx2.Response) -> dict[str, int]
 
 
 def test_httpx_transport() -> None:
-    transport = httpx.HTTPTransport(socket_options=socket_options(31, 4, 6, user_timeout=100_000))
+    transport = httpx.HTTPTransport(socket_options=socket_options(SETTINGS))
     with running_server(models) as running, httpx.Client(transport=transport) as client:
         response = client.get(f"http://127.0.0.1:{running.port}/")
         assert client_options(response) == WANTED
@@ -56,7 +58,7 @@ def test_httpx_transport() -> None:
 
 def test_httpx_async_transport() -> None:
     async def request(port: int) -> dict[str, int]:
-        options = socket_options(31, 4, 6, user_timeout=100_000)
+        options = socket_options(SETTINGS)
         transport = httpx.AsyncHTTPTransport(socket_options=options)
         async with httpx.AsyncClient(transport=transport) as client:
             return client_options(await client.get(f"http://127.0.0.1:{port}/"))
@@ -67,7 +69,7 @@ def test_httpx_async_transport() -> None:
 
 def test_openai_client_through_http_client() -> None:
     # openai 3 builds on httpx2, whose transport takes the same socket_options.
-    options = socket_options(31, 4, 6, user_timeout=100_000)
+    options = socket_options(SETTINGS)
     transport = httpx2.HTTPTransport(socket_options=options)
     with running_server(models) as running, httpx2.Client(transport=transport) as http_client:
         client = openai.OpenAI(
@@ -82,7 +84,7 @@ def test_openai_client_through_http_client() -> None:
 
 def test_aiohttp_socket_factory() -> None:
     async def request(port: int) -> dict[str, int]:
-        factory = socket_factory(31, 4, 6, user_timeout=100_000)
+        factory = socket_factory(SETTINGS)
         created: list[socket.socket] = []
 
         def recording_factory(address_info: Any) -> socket.socket:
@@ -101,24 +103,44 @@ def test_aiohttp_socket_factory() -> None:
         assert asyncio.run(request(running.port)) == WANTED
 
 
-def test_the_settings_come_from_the_environment_as_for_the_server(
-    monkeypatch: pytest.MonkeyPatch,
+def test_without_settings_they_come_from_the_environment_as_for_the_server(
+    environ: Callable[..., None],
 ) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "44")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_NODELAY", "0")
-    assert socket_options(count=2) == [
+    environ(UVICORN_KEEPALIVE_IDLE="44", UVICORN_KEEPALIVE_NODELAY="0")
+    assert socket_options() == [
         (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
         (socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 44),
         (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 10),
-        (socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 2),
+        (socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3),
     ]  # no TCP_NODELAY
 
 
-def test_bad_settings_are_refused_naming_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ValueError, match=r"^count must be from 1 to 127 probes, got 0$"):
+def test_given_settings_never_take_a_variable(environ: Callable[..., None]) -> None:
+    environ(UVICORN_KEEPALIVE_USER_TIMEOUT="70000", UVICORN_KEEPALIVE_IDLE="0")
+    assert socket_options(idle=30, interval=5, count=4) == [
+        (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+        (socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 30),
+        (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 5),
+        (socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 4),
+        (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1),
+    ]  # no TCP_USER_TIMEOUT
+    assert socket_options(KeepaliveSettings(count=5), nodelay=False) == [
+        (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+        (socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 60),
+        (socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 10),
+        (socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 5),
+    ]
+
+
+def test_bad_settings_are_refused_naming_them(environ: Callable[..., None]) -> None:
+    with pytest.raises(ValueError, match=r"^count=0 is out of range: 1 to 127 probes$"):
         socket_options(count=0)
     with pytest.raises(TypeError, match=r"^nodelay must be a bool, got 'no'$"):
         socket_factory(nodelay="no")  # type: ignore[arg-type]
-    monkeypatch.setenv("UVICORN_KEEPALIVE_INTERVAL", "0")
-    with pytest.raises(ValueError, match=r"^UVICORN_KEEPALIVE_INTERVAL='0' is invalid"):
+    with pytest.raises(
+        TypeError, match=r"^settings must be a KeepaliveSettings \(or idle=...\), got 30$"
+    ):
+        socket_options(30)  # type: ignore[arg-type]
+    environ(UVICORN_KEEPALIVE_INTERVAL="0")
+    with pytest.raises(ValueError, match=r"^UVICORN_KEEPALIVE_INTERVAL='0' is out of range"):
         socket_factory()

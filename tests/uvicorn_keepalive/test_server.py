@@ -49,7 +49,7 @@ def count_connections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 @pytest.mark.parametrize("loop", LOOPS)
 @pytest.mark.parametrize("name", ["Protocol", "H11Protocol"])
-def test_public_classes_apply_the_settings_read_at_import(loop: str, name: str) -> None:
+def test_public_classes_apply_the_settings_read_at_their_lookup(loop: str, name: str) -> None:
     # What they read from the environment is tested in processes (test_processes.py).
     http = getattr(uvicorn_keepalive, name)
     settings = http.keepalive
@@ -271,12 +271,12 @@ def test_a_class_made_before_logging_shows_info_says_its_settings_at_its_first_c
 @pytest.mark.parametrize("loop", LOOPS)
 def test_servers_of_one_process_on_one_port_keep_their_own_settings(loop: str) -> None:
     # Two addresses, one port: each server's connections get that server's settings only.
-    with running_server(http=protocol(33, 3, 3), loop=loop) as first:
+    with running_server(http=protocol(idle=33, interval=3, count=3), loop=loop) as first:
         port = first.port
         with (
             running_server(http="httptools", loop=loop, host="127.0.0.2", port=port) as stock,
             running_server(
-                http=protocol(93, 9, 9), loop=loop, host="127.0.0.3", port=port
+                http=protocol(idle=93, interval=9, count=9), loop=loop, host="127.0.0.3", port=port
             ) as third,
         ):
             for _ in range(2):  # each server after the others accepted
@@ -297,15 +297,13 @@ def test_servers_of_one_process_on_one_port_keep_their_own_settings(loop: str) -
 @pytest.mark.parametrize(
     ("loop", "nodelay", "wanted"),
     [
-        ("asyncio", None, 1),
-        ("uvloop", None, 1),
+        ("asyncio", True, 1),
+        ("uvloop", True, 1),
         ("asyncio", False, 0),  # left as asyncio leaves it
         ("uvloop", False, 1),  # uvloop sets it on every TCP connection
     ],
 )
-def test_nodelay_on_a_listener_without_ipproto_tcp(
-    loop: str, nodelay: bool | None, wanted: int
-) -> None:
+def test_nodelay_on_a_listener_without_ipproto_tcp(loop: str, nodelay: bool, wanted: int) -> None:
     # uvicorn's --workers listener (Config.bind_socket) and gunicorn's are created with
     # proto=0; asyncio sets TCP_NODELAY only when it sees IPPROTO_TCP.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:

@@ -1,4 +1,4 @@
-"""Validation of the settings, from Python and from the environment, and protocol()'s merging."""
+"""Validation of the settings, from Python and from the environment, read once per process."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pickle
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 
 import pytest
 
@@ -35,9 +36,7 @@ def test_each_range_is_enforced_and_named(field: str, good: list[int], bad: list
     for value in good:
         assert getattr(KeepaliveSettings(**{field: value}), field) == value  # type: ignore[arg-type]
     for value in bad:
-        with pytest.raises(
-            ValueError, match=rf"^{field} must be from \d+ to \d+ \w+, got {value}$"
-        ):
+        with pytest.raises(ValueError, match=rf"^{field}={value} is out of range: 1 to \d+ \w+$"):
             KeepaliveSettings(**{field: value})  # type: ignore[arg-type]
 
 
@@ -87,26 +86,39 @@ def test_empty_variables_count_as_unset() -> None:
 @pytest.mark.parametrize(
     ("variable", "raw", "message"),
     [
-        ("UVICORN_KEEPALIVE_IDLE", "0", "idle must be from 1 to 32767 seconds, got 0"),
-        ("UVICORN_KEEPALIVE_INTERVAL", "40000", "interval must be from 1 to 32767 seconds"),
-        ("UVICORN_KEEPALIVE_COUNT", "ten", "count must be a decimal integer"),
-        ("UVICORN_KEEPALIVE_COUNT", "3.0", "count must be a decimal integer"),
+        ("UVICORN_KEEPALIVE_IDLE", "0", "is out of range: 1 to 32767 seconds$"),
+        ("UVICORN_KEEPALIVE_INTERVAL", "40000", "is out of range: 1 to 32767 seconds$"),
+        ("UVICORN_KEEPALIVE_COUNT", " 128", "is out of range: 1 to 127 probes$"),
+        ("UVICORN_KEEPALIVE_COUNT", "ten", "is not a decimal integer"),
+        ("UVICORN_KEEPALIVE_COUNT", "3.0", "is not a decimal integer"),
         # int() takes each of these; a setting takes ASCII decimal digits only.
-        ("UVICORN_KEEPALIVE_IDLE", "1_0", r"idle must be a decimal integer \(ASCII digits 0-9\)$"),
-        ("UVICORN_KEEPALIVE_IDLE", "+5", "idle must be a decimal integer"),
-        ("UVICORN_KEEPALIVE_IDLE", "-5", "idle must be a decimal integer"),
-        ("UVICORN_KEEPALIVE_INTERVAL", "\u0663", "interval must be a decimal integer"),
-        ("UVICORN_KEEPALIVE_COUNT", "\uff17", "count must be a decimal integer"),
-        ("UVICORN_KEEPALIVE_USER_TIMEOUT", "0", "user_timeout must be from 1 to"),
-        ("UVICORN_KEEPALIVE_NODELAY", "2", "nodelay must be 1 or 0$"),
-        ("UVICORN_KEEPALIVE_NODELAY", "yes", "nodelay must be 1 or 0$"),
+        ("UVICORN_KEEPALIVE_IDLE", "1_0", r"is not a decimal integer \(ASCII digits 0-9\)$"),
+        ("UVICORN_KEEPALIVE_IDLE", "+5", "is not a decimal integer"),
+        ("UVICORN_KEEPALIVE_IDLE", "-5", "is not a decimal integer"),
+        ("UVICORN_KEEPALIVE_INTERVAL", "\u0663", "is not a decimal integer"),
+        ("UVICORN_KEEPALIVE_COUNT", "\uff17", "is not a decimal integer"),
+        ("UVICORN_KEEPALIVE_USER_TIMEOUT", "0", "is out of range: 1 to 2147483647 milliseconds$"),
+        ("UVICORN_KEEPALIVE_NODELAY", "2", "must be 1 or 0$"),
+        ("UVICORN_KEEPALIVE_NODELAY", "yes", "must be 1 or 0$"),
     ],
 )
-def test_a_bad_variable_is_named_with_its_value(variable: str, raw: str, message: str) -> None:
-    with pytest.raises(
-        ValueError, match=rf"^{variable}={re.escape(repr(raw))} is invalid: {message}"
-    ):
+def test_a_bad_variable_is_named_with_its_value_and_range(
+    variable: str, raw: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=rf"^{variable}={re.escape(repr(raw))} {message}"):
         KeepaliveSettings.from_environment({variable: raw})
+
+
+def test_an_adopters_own_variables_read_with_its_prefix(logs: pytest.LogCaptureFixture) -> None:
+    # A server's own configuration, validated by the package, its errors naming its keys.
+    config = {"MYSERVER_TCP_IDLE": "45", "MYSERVER_TCP_COUNT": "6", "MYSERVER_PORT": "80"}
+    settings = KeepaliveSettings.from_environment(config, prefix="MYSERVER_TCP_")
+    assert settings == KeepaliveSettings(idle=45, count=6)
+    assert logs.records == []
+    with pytest.raises(
+        ValueError, match=r"^MYSERVER_TCP_IDLE='99999' is out of range: 1 to 32767 seconds$"
+    ):
+        KeepaliveSettings.from_environment({"MYSERVER_TCP_IDLE": "99999"}, prefix="MYSERVER_TCP_")
 
 
 def test_blanks_around_the_digits_are_allowed() -> None:
@@ -122,70 +134,110 @@ def test_an_unknown_variable_is_warned_about_naming_the_known_ones(
     assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings(count=4)
     [record] = logs.records
     assert record.getMessage() == (
-        "UVICORN_KEEPALIVE_IDEL is not a uvicorn-keepalive setting and is ignored; the settings "
+        "UVICORN_KEEPALIVE_IDEL is not a setting and is ignored; the settings "
         "are UVICORN_KEEPALIVE_IDLE, UVICORN_KEEPALIVE_INTERVAL, UVICORN_KEEPALIVE_COUNT, "
         "UVICORN_KEEPALIVE_USER_TIMEOUT, UVICORN_KEEPALIVE_NODELAY"
     )
 
 
-def test_explicit_settings_win_over_the_environment() -> None:
-    environ = {"UVICORN_KEEPALIVE_IDLE": "0", "UVICORN_KEEPALIVE_COUNT": "9"}
-    settings = KeepaliveSettings.from_environment(environ, idle=20)
-    assert settings == KeepaliveSettings(idle=20, count=9)
-
-
-def test_protocol_takes_only_the_arguments_left_at_default_from_the_environment(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_IDLE", "15")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_INTERVAL", "6")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_USER_TIMEOUT", "70000")
-    monkeypatch.setenv("UVICORN_KEEPALIVE_NODELAY", "0")
-    assert protocol().keepalive == KeepaliveSettings(15, 6, 3, 70000, False)
-    assert protocol(nodelay=True).keepalive == KeepaliveSettings(15, 6, 3, 70000, True)
-    monkeypatch.delenv("UVICORN_KEEPALIVE_NODELAY")
+def test_given_settings_never_take_a_variable(environ: Callable[..., None]) -> None:
+    environ(UVICORN_KEEPALIVE_IDLE="15", UVICORN_KEEPALIVE_USER_TIMEOUT="70000")
+    assert protocol().keepalive == KeepaliveSettings(idle=15, user_timeout=70000)
     # An explicit 60 is explicit, even though it equals the default.
-    assert protocol(idle=60, count=5).keepalive == KeepaliveSettings(60, 6, 5, 70000)
-    assert protocol(user_timeout=120000).keepalive == KeepaliveSettings(15, 6, 3, 120000)
+    assert protocol(idle=60, count=5).keepalive == KeepaliveSettings(count=5)
+    assert protocol(KeepaliveSettings()).keepalive == KeepaliveSettings()
+    assert protocol(interval=6).keepalive.user_timeout is None
+
+
+def test_fields_replace_those_of_the_given_settings() -> None:
+    base = KeepaliveSettings(idle=20, interval=4, user_timeout=90_000)
+    assert protocol(base, count=5, nodelay=False).keepalive == KeepaliveSettings(
+        20, 4, 5, 90_000, nodelay=False
+    )
+    with pytest.raises(ValueError, match=r"^count=0 is out of range: 1 to 127 probes$"):
+        protocol(base, count=0)
+    with pytest.raises(TypeError, match=r"^settings must be a KeepaliveSettings .*, got 30$"):
+        protocol(30)  # type: ignore[call-overload]
 
 
 def test_protocol_rejects_bad_values_when_called() -> None:
-    with pytest.raises(ValueError, match=r"^interval must be from 1 to 32767 seconds, got 0$"):
+    with pytest.raises(ValueError, match=r"^interval=0 is out of range: 1 to 32767 seconds$"):
         protocol(interval=0)
     with pytest.raises(ValueError, match=r'^http must be "httptools" or "h11"'):
         protocol(http="zttp")  # type: ignore[call-overload]
 
 
-def test_protocol_names_a_bad_variable_when_called(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("UVICORN_KEEPALIVE_COUNT", "200")
-    with pytest.raises(ValueError, match=r"^UVICORN_KEEPALIVE_COUNT='200' is invalid"):
-        protocol(idle=5)
-    # A variable that is not read does not matter.
+def test_without_settings_a_bad_variable_is_raised_when_called(
+    environ: Callable[..., None],
+) -> None:
+    environ(UVICORN_KEEPALIVE_COUNT="200")
+    with pytest.raises(ValueError, match=r"^UVICORN_KEEPALIVE_COUNT='200' is out of range"):
+        protocol()
+    # Given settings read no variable.
     assert protocol(count=4).keepalive == KeepaliveSettings(count=4)
 
 
-def test_the_settings_are_said_when_info_is_shown(logs: pytest.LogCaptureFixture) -> None:
-    logs.set_level(logging.WARNING, logger=LOGGER)
-    protocol(idle=25)  # before logging shows INFO, as before uvicorn.run() sets it up
-    logs.set_level(logging.INFO, logger=LOGGER)
+def test_making_a_class_says_nothing(logs: pytest.LogCaptureFixture) -> None:
+    # The settings line is said by a class's first connection only (test_server.py).
+    logs.set_level(logging.DEBUG, logger=LOGGER)
     protocol(idle=25, count=4)
-    protocol(idle=25, count=4)
-    assert [r.getMessage() for r in logs.records] == [
-        "TCP keepalive: idle 25 s, interval 10 s, 4 probes; TCP_NODELAY on"
-    ]
+    protocol(idle=25, count=4, http="h11")
+    assert logs.records == []
 
 
-def check(**environment: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m uvicorn_keepalive --check`` with these variables (only)."""
+def run(*args: str, **environment: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python *args`` with these UVICORN_KEEPALIVE_* variables (only)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("UVICORN_KEEPALIVE_")}
     return subprocess.run(
-        [sys.executable, "-m", "uvicorn_keepalive", "--check"],
+        [sys.executable, *args],
         env={**env, **environment},
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def test_the_environment_is_read_once_per_process() -> None:
+    script = (
+        "from uvicorn_keepalive import protocol, socket_options\n"
+        "for _ in range(5):\n"
+        "    assert socket_options()[1][2] == 33\n"
+        "    assert protocol().keepalive.idle == 33\n"
+    )
+    result = run("-c", script, UVICORN_KEEPALIVE_IDLE="33", UVICORN_KEEPALIVE_INTERAVL="5")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("UVICORN_KEEPALIVE_INTERAVL is not a setting") == 1, result.stderr
+
+
+def test_importing_with_a_bad_variable_ends_no_process_that_gives_its_settings() -> None:
+    script = (
+        "import uvicorn_keepalive\n"
+        "from uvicorn_keepalive import KeepaliveSettings, protocol, socket_options\n"
+        "assert socket_options(idle=30)[1][2] == 30\n"
+        "assert protocol(KeepaliveSettings()).keepalive == KeepaliveSettings()\n"
+        "try:\n"
+        "    socket_options()\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = run("-c", script, UVICORN_KEEPALIVE_IDLE="0")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == "UVICORN_KEEPALIVE_IDLE='0' is out of range: 1 to 32767 seconds\n"
+
+
+@pytest.mark.parametrize("name", ["Protocol", "H11Protocol"])
+def test_looking_up_a_public_class_with_a_bad_variable_exits_3(name: str) -> None:
+    # What uvicorn's --http uvicorn_keepalive:Protocol does at startup, in each worker.
+    script = f"import uvicorn_keepalive\nuvicorn_keepalive.{name}\n"
+    result = run("-c", script, UVICORN_KEEPALIVE_COUNT="0")
+    assert result.returncode == 3
+    assert result.stderr == "UVICORN_KEEPALIVE_COUNT='0' is out of range: 1 to 127 probes\n"
+
+
+def check(**environment: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m uvicorn_keepalive --check`` with these variables (only)."""
+    return run("-m", "uvicorn_keepalive", "--check", **environment)
 
 
 def test_check_prints_the_settings_the_environment_gives() -> None:
@@ -204,16 +256,15 @@ def test_check_prints_the_settings_the_environment_gives() -> None:
 @pytest.mark.parametrize(
     ("variable", "value", "message"),
     [
-        ("UVICORN_KEEPALIVE_IDLE", "0", "idle must be from 1 to 32767 seconds, got 0"),
-        ("UVICORN_KEEPALIVE_NODELAY", "on", "nodelay must be 1 or 0"),
+        ("UVICORN_KEEPALIVE_IDLE", "0", "is out of range: 1 to 32767 seconds"),
+        ("UVICORN_KEEPALIVE_NODELAY", "on", "must be 1 or 0"),
     ],
 )
 def test_check_names_a_bad_variable_and_exits_3(variable: str, value: str, message: str) -> None:
-    # The import of the package reads the variables, as in every server process; status 3
-    # is uvicorn's and gunicorn's "failed to start", on which they stop.
+    # Status 3 is uvicorn's and gunicorn's "failed to start", on which they stop.
     result = check(**{variable: value})
     assert result.returncode == 3
-    assert result.stderr == f"{variable}={value!r} is invalid: {message}\n"
+    assert result.stderr == f"{variable}={value!r} {message}\n"
     assert result.stdout == ""
 
 

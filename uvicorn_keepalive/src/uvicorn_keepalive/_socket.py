@@ -1,4 +1,4 @@
-"""The socket options of a set of settings on this platform, and the one function applying them."""
+"""The socket options of the settings on this platform, applied to servers' and clients' sockets."""
 
 from __future__ import annotations
 
@@ -6,12 +6,23 @@ import functools
 import socket
 import sys
 from asyncio.trsock import TransportSocket
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from uvicorn_keepalive._settings import KeepaliveSettings, logger
+from uvicorn_keepalive._settings import Fields, KeepaliveSettings, logger, resolve
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 #: A ``socket.socket`` or asyncio's ``TransportSocket``; uvloop's ``PseudoSocket`` is untyped.
 SocketLike = socket.socket | TransportSocket
+#: The calls applying some settings here: ``(name, level, option, value)`` for setsockopt,
+#: SO_KEEPALIVE first; level None for Windows' SIO_KEEPALIVE_VALS ioctl, where Python has no
+#: TCP_KEEPIDLE (Windows before 10 1709, whose Python build removes the constants):
+#: https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
+Plan = tuple[tuple[str, int | None, int, Any], ...]
+_CONSTANTS = ("TCP_KEEPIDLE", "TCP_KEEPALIVE", "TCP_KEEPINTVL", "TCP_KEEPCNT",
+              "TCP_USER_TIMEOUT", "TCP_NODELAY", "SIO_KEEPALIVE_VALS")  # fmt: skip
 
 
 def is_tcp(address: object) -> bool:
@@ -22,20 +33,6 @@ def is_tcp(address: object) -> bool:
     return isinstance(address, tuple)
 
 
-class Plan(NamedTuple):
-    """The calls that apply one set of settings on this platform."""
-
-    options: tuple[tuple[str, int, int, int], ...]  # (name, level, option, value), SO_KEEPALIVE 1st
-    # (control, idle ms, interval ms) of Windows' SIO_KEEPALIVE_VALS ioctl where Python has no
-    # TCP_KEEPIDLE (Windows before 10 1709, whose Python build removes the constants):
-    # https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
-    keepalive_vals: tuple[int, int, int] | None
-
-
-_CONSTANTS = ("TCP_KEEPIDLE", "TCP_KEEPALIVE", "TCP_KEEPINTVL", "TCP_KEEPCNT",
-              "TCP_USER_TIMEOUT", "TCP_NODELAY", "SIO_KEEPALIVE_VALS")  # fmt: skip
-
-
 def plan(settings: KeepaliveSettings) -> Plan:
     """The calls that apply ``settings``, worked out (and warned about) once per process."""
     return _plan(settings, tuple(getattr(socket, name, None) for name in _CONSTANTS))
@@ -44,76 +41,122 @@ def plan(settings: KeepaliveSettings) -> Plan:
 @functools.lru_cache(maxsize=64)
 def _plan(settings: KeepaliveSettings, constants: tuple[int | None, ...]) -> Plan:
     keepidle, keepalive, keepintvl, keepcnt, user_timeout, nodelay, sio = constants
-    keepalive_vals = None
-    if keepidle is None and keepalive is None and sio is not None:
-        keepalive_vals = (sio, settings.idle * 1000, settings.interval * 1000)
-    # macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
-    idle_name = "TCP_KEEPIDLE" if keepidle is not None or keepalive is None else "TCP_KEEPALIVE"
+    ioctl = sio if keepidle is None and keepalive is None else None
     if settings.user_timeout is not None and settings.user_timeout < settings.detection_time * 1000:
         # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one probe is
         # unanswered past it (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
         logger.warning(
             "user_timeout=%d ms is shorter than idle + interval x count = %d ms: "
             "a single unanswered keepalive probe will close an idle connection",
-            settings.user_timeout,
-            settings.detection_time * 1000,
+            *(settings.user_timeout, settings.detection_time * 1000),
         )
-    default, ack = "stays at the system default", "may wait for an ACK"
-    wanted = [
-        (idle_name, keepidle or keepalive, settings.idle, f"the idle time {default}"),
-        ("TCP_KEEPINTVL", keepintvl, settings.interval, f"the probe interval {default}"),
-        ("TCP_KEEPCNT", keepcnt, settings.count, f"the probe count {default}"),
-        ("TCP_USER_TIMEOUT", user_timeout, settings.user_timeout, "user_timeout is ignored"),
-        ("TCP_NODELAY", nodelay, 1 if settings.nodelay else None, f"small responses {ack}"),
+    calls: list[tuple[str, int | None, int, Any]] = [
+        ("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
     ]
-    options = [("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
-    for name, option, value, consequence in wanted:
-        if value is None:
-            continue
-        if option is not None:
-            options.append((name, socket.IPPROTO_TCP, option, value))
-        elif keepalive_vals is None or name not in ("TCP_KEEPIDLE", "TCP_KEEPINTVL"):
-            logger.warning(
-                "TCP keepalive: %s is not available on this platform (%s); %s",
-                name,
-                sys.platform,
-                consequence,
-            )
-    return Plan(tuple(options), keepalive_vals)
+    # macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
+    idle = "TCP_KEEPALIVE" if keepidle is None and keepalive is not None else "TCP_KEEPIDLE"
+    missing = []
+    for name, option, value in (
+        (idle, keepidle or keepalive, settings.idle),
+        ("TCP_KEEPINTVL", keepintvl, settings.interval),
+        ("TCP_KEEPCNT", keepcnt, settings.count),
+        ("TCP_USER_TIMEOUT", user_timeout, settings.user_timeout),
+        ("TCP_NODELAY", nodelay, 1 if settings.nodelay else None),
+    ):
+        if option is not None and value is not None:
+            calls.append((name, socket.IPPROTO_TCP, option, value))
+        elif value is not None and not (ioctl and name in ("TCP_KEEPIDLE", "TCP_KEEPINTVL")):
+            missing.append(name)
+    if missing:  # one line, once per process and settings
+        logger.warning(
+            "TCP keepalive: %s not available on this platform (%s): left at the system default",
+            *(", ".join(missing), sys.platform),
+        )
+    if ioctl is not None:
+        milliseconds = (1, settings.idle * 1000, settings.interval * 1000)
+        calls.append(("SIO_KEEPALIVE_VALS", None, ioctl, milliseconds))
+    return tuple(calls)
 
 
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
     """Make the calls of ``plan`` on ``sock`` as `set_keepalive` says; return what was applied."""
     applied: dict[str, int] = {}
-    fileno = sock.fileno()
-    if fileno < 0:  # closed
+    if (fileno := sock.fileno()) < 0:  # closed
         return applied
-    direct = isinstance(sock, socket.socket) or (
-        isinstance(sock, TransportSocket) and plan.keepalive_vals is None
-    )
-    # uvloop's socket, and asyncio's for the ioctl only a socket.socket has, go through one
-    # borrowing the descriptor, detached after. Family and type given: no getsockopt each.
+    # Only a socket.socket has ioctl(): a transport's socket goes through one borrowing the
+    # descriptor, detached after (family and type given: no getsockopt).
+    direct = isinstance(sock, socket.socket) or plan[-1][1] is not None
     target = sock if direct else socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
     try:
-        for name, level, option, value in plan.options:
+        for name, level, option, value in plan:
             try:
-                target.setsockopt(level, option, value)
+                if level is None:
+                    target.ioctl(option, value)  # type: ignore[attr-defined,union-attr,unused-ignore]
+                    applied[f"{name}.keepalivetime"], applied[f"{name}.keepaliveinterval"] = value[
+                        1:
+                    ]
+                else:
+                    target.setsockopt(level, option, value)
+                    applied[name] = value
             except OSError as exc:
                 logger.debug("TCP keepalive: %s refused on fd %d: %s", name, fileno, exc)
                 if name == "SO_KEEPALIVE":
                     return applied
-                continue
-            applied[name] = value
-        if plan.keepalive_vals is not None:
-            control, idle_ms, interval_ms = plan.keepalive_vals
-            try:
-                target.ioctl(control, (1, idle_ms, interval_ms))  # type: ignore[attr-defined,union-attr,unused-ignore]
-            except OSError as exc:
-                logger.debug("TCP keepalive: SIO_KEEPALIVE_VALS refused on fd %d: %s", fileno, exc)
-            else:
-                applied["SIO_KEEPALIVE_VALS.keepalivetime"] = idle_ms
-                applied["SIO_KEEPALIVE_VALS.keepaliveinterval"] = interval_ms
     finally:
         if target is not sock:
             target.detach()
     return applied
+
+
+def set_keepalive(
+    sock: SocketLike, settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
+) -> dict[str, int]:
+    """Apply the settings to ``sock``, a connected or listening TCP socket; never raises OSError.
+
+    ``sock`` is a ``socket.socket``, or an asyncio or uvloop transport's ``get_extra_info(
+    "socket")``. Sets ``SO_KEEPALIVE``, the idle time, interval and count with the options
+    this platform has (those it lacks are named in one WARNING line, once per process and
+    settings), ``TCP_USER_TIMEOUT`` when given, ``TCP_NODELAY`` unless ``nodelay=False``; one
+    the kernel refuses is logged at DEBUG and skipped. Settings as `KeepaliveSettings` says.
+
+    Returns:
+        What was applied, e.g. ``{"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 60, "TCP_KEEPINTVL": 10,
+        "TCP_KEEPCNT": 3, "TCP_NODELAY": 1}``; empty when the socket is not TCP (left
+        untouched), is closed or refused ``SO_KEEPALIVE``.
+    """
+    calls = plan(resolve(settings, fields))
+    try:
+        return apply(sock, calls) if is_tcp(sock.getsockname()) else {}
+    except OSError:  # closed
+        return {}
+
+
+def socket_options(
+    settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
+) -> list[tuple[int, int, int]]:
+    """The ``(level, option, value)`` list for ``httpx.HTTPTransport(socket_options=...)``.
+
+    httpx's transports set them on every connection they open, so the ``openai`` and
+    ``anthropic`` clients get them through ``http_client=``. They are `set_keepalive`'s but
+    for the ioctl of Windows before 10 1709: use `socket_factory` there.
+    """
+    calls = plan(resolve(settings, fields))
+    return [(level, option, value) for _, level, option, value in calls if level is not None]
+
+
+def socket_factory(
+    settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
+) -> Callable[[tuple[Any, ...]], socket.socket]:
+    """A socket factory for ``aiohttp.TCPConnector(socket_factory=...)`` (aiohttp 3.12+).
+
+    aiohttp calls it with each ``getaddrinfo`` entry ``(family, type, proto, canonname,
+    address)``; it creates the socket and applies the settings as `set_keepalive` does.
+    """
+    calls = plan(resolve(settings, fields))
+
+    def create_socket(address_info: tuple[Any, ...]) -> socket.socket:
+        sock = socket.socket(*address_info[:3])
+        apply(sock, calls)
+        return sock
+
+    return create_socket

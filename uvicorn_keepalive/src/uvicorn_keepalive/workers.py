@@ -1,7 +1,8 @@
 """gunicorn workers serving with `uvicorn_keepalive.Protocol` (install the ``gunicorn`` extra).
 
 ``gunicorn -k uvicorn_keepalive.workers.UvicornWorker app:app``. The settings are read when
-gunicorn's arbiter imports this module, before it forks any worker.
+gunicorn's arbiter imports this module, before it forks any worker: a bad variable ends the
+arbiter there with status 3.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from uvicorn_keepalive import H11Protocol, Protocol
-from uvicorn_keepalive._settings import announce
 
 try:
     from uvicorn_worker import UvicornWorker as _UvicornWorker
@@ -26,11 +26,6 @@ class UvicornWorker(_UvicornWorker):  # type: ignore[misc]  # uvicorn-worker is 
     """uvicorn-worker's worker serving with `uvicorn_keepalive.Protocol`."""
 
     CONFIG_KWARGS: ClassVar[dict[str, Any]] = {"loop": "auto", "http": Protocol}
-
-    def run(self) -> None:
-        """Log the settings in force, now that the worker has set up logging; then serve."""
-        self.config.http._announced = announce(self.config.http.keepalive)
-        super().run()
 
 
 class UvicornH11Worker(UvicornWorker):
