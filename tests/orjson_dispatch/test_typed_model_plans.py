@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from orjson_dispatch._models import class_encoder, model_json
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    computed_field,
+    field_serializer,
+)
 
 from orjson_dispatch import dumps
 from tests.orjson_dispatch.fast_path_models import (
@@ -29,6 +37,7 @@ from tests.orjson_dispatch.fast_path_models import (
     Message,
     Open,
 )
+from tests.orjson_dispatch.oracles import fastapi_typed, fastapi_untyped
 
 
 class WithSerializer(BaseModel):
@@ -52,9 +61,16 @@ def test_code_is_generated_for_plain_classes() -> None:
         assert class_encoder(cls, by_alias=True)[0] is not None, cls
 
 
-@pytest.mark.parametrize("cls", [WithSerializer, WithAnnotatedSerializer])
-def test_no_code_where_pydantic_differs(cls: type[BaseModel]) -> None:
-    assert class_encoder(cls, by_alias=True)[0] is None
+def test_no_code_where_a_serializer_reads_the_model() -> None:
+    assert class_encoder(WithSerializer, by_alias=True)[0] is None
+
+
+def test_a_field_with_a_serializer_is_pydantics_and_its_siblings_are_not() -> None:
+    source, _ = class_encoder(WithAnnotatedSerializer, by_alias=True)
+    assert source is not None
+    assert any("value_by_pydantic(d['value'])" in line for line in source.body)
+    value = WithAnnotatedSerializer(value=2)
+    assert model_json(value, by_alias=True) == value.model_dump_json().encode()
 
 
 def test_recursive_models_are_written_as_pydantic_writes_them() -> None:
@@ -149,3 +165,70 @@ def test_fast_path_matches_pydantic(model: BaseModel, by_alias: bool) -> None:
     assert json.loads(model_json(model, by_alias=by_alias)) == expected
     typed = json.loads(dumps(model, response_model=type(model), by_alias=by_alias))
     assert typed == expected
+
+
+# --- one field pydantic's, its siblings the generated code's ------------------------------------
+
+
+class Instructions(BaseModel):
+    """Like `openai.types.responses.Response.instructions`: a union holding a list of models."""
+
+    instructions: str | list[Message] | None = None
+    ids: list[int] = []
+
+
+@pytest.mark.parametrize("instructions", [None, "be terse", [Message(content="hi")]])
+def test_a_union_holding_a_list_of_models_is_pydantics_alone(instructions: Any) -> None:
+    source, _ = class_encoder(Instructions, by_alias=True)
+    assert source is not None
+    value = Instructions(instructions=instructions, ids=[1, 2])
+    assert model_json(value, by_alias=True) == value.model_dump_json().encode()
+    assert dumps(value) == fastapi_untyped(value)
+    assert dumps(value, response_model=Instructions) == fastapi_typed(Instructions, value)
+
+
+class Counted(BaseModel):
+    """A computed field counting its evaluations, returning a value of another type at will."""
+
+    big: int = 0
+    result: Any = 1
+    calls: ClassVar[list[int]] = []
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total(self) -> int:
+        self.calls.append(1)
+        return self.result  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("result", [1, "one", 2.5], ids=["int", "str", "float"])
+def test_a_computed_field_is_evaluated_once(result: Any) -> None:
+    value = Counted(result=result)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pydantic warns of a value of another type
+        Counted.calls.clear()
+        expected = fastapi_untyped(value)
+        assert len(Counted.calls) == 1
+        Counted.calls.clear()
+        assert dumps(value) == expected
+        assert len(Counted.calls) == 1
+
+
+# --- deferred schemas ------------------------------------------------------------------------
+
+
+def test_a_class_met_before_its_schema_is_built_gets_code() -> None:
+    class Part(BaseModel):
+        model_config = ConfigDict(defer_build=True)
+        text: str
+
+    class Whole(BaseModel):
+        model_config = ConfigDict(defer_build=True)
+        parts: list[Part]
+
+    value = Whole.model_construct(parts=[Part.model_construct(text="a")])
+    assert not Whole.__pydantic_complete__
+    assert not Part.__pydantic_complete__
+    assert model_json(value, by_alias=True) == b'{"parts":[{"text":"a"}]}'
+    assert class_encoder(Whole, by_alias=True)[0] is not None
+    assert class_encoder(Part, by_alias=True)[0] is not None

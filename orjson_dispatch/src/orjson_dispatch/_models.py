@@ -15,11 +15,24 @@ validation would have guaranteed: that each value has exactly the Python type it
 validator produces (pydantic converts an `int` held by a `float` field, a `bool` by an `int`
 field), and that each nested model is exactly of a class its schema declares (pydantic writes a
 subclass instance with the declared class's fields, never the subclass's). Where a check fails,
-or the schema holds anything this module cannot prove orjson writes identically (serializers,
-`ser_json_*` settings, root models, bytes...), pydantic serializes that model itself.
+pydantic converts that model itself.
+
+A field (or computed field) whose schema this module cannot prove orjson writes identically
+(serializers, unions holding containers, bytes...) is converted by pydantic alone, value by
+value, with a serializer of that field's schema; its siblings keep the generated code. A model
+whose whole schema is out of reach (model serializers, root models, extra fields with a schema)
+is converted by pydantic whole. pydantic converts in JSON mode (`to_python(mode="json")`, what
+`model_dump(mode="json")` returns) and orjson writes the result: the same JSON as pydantic's own
+writer for every configuration this module accepts (NaN and infinities, which pydantic leaves
+floats in JSON mode, orjson writes as null, pydantic's default; `ser_json_*` settings that
+differ from the defaults make the whole value pydantic's, see `ContextualError`).
 
 The items of a list, tuple, set or dict field declared with a scalar type are not checked one by
 one: an item appended without validation is written as held (docs/dispatch.md).
+
+The generated code is registered in `linecache` under a file name naming the class, so that
+tracebacks, pdb and `inspect.getsource` show it. Setting `ORJSON_DISPATCH_PYDANTIC_MODELS=1`
+makes pydantic convert every model whole, for bisecting a difference.
 """
 
 from __future__ import annotations
@@ -29,18 +42,23 @@ import datetime
 import functools
 import itertools
 import json
+import linecache
+import os
+import re
 import uuid
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple, NoReturn
 
 import orjson
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError, to_jsonable_python
+from pydantic_core import PydanticSerializationError, SchemaSerializer, to_jsonable_python
 
 from orjson_dispatch._options import ENCODE_OPTION
 
 __all__ = [
+    "PYDANTIC_MODELS",
     "Check",
     "ContextualError",
     "Declared",
@@ -64,6 +82,23 @@ Encode = Callable[[Any], Any]
 
 class NotPlainError(Exception):
     """Internal: pydantic's JSON of the schema is not provably what orjson writes."""
+
+
+class _IncompleteError(NotPlainError):
+    """Internal: the class's schema cannot be built yet (unresolved forward references)."""
+
+
+def _pydantic_models() -> bool:
+    value = os.environ.get("ORJSON_DISPATCH_PYDANTIC_MODELS", "")
+    if value not in ("", "0", "1"):
+        msg = f"ORJSON_DISPATCH_PYDANTIC_MODELS must be 1 or 0 (or unset), not {value!r}"
+        raise ValueError(msg)
+    return value == "1"
+
+
+PYDANTIC_MODELS = _pydantic_models()
+"""`ORJSON_DISPATCH_PYDANTIC_MODELS=1`, read once at import: pydantic converts every model whole
+(its generated code unused), to tell whether a difference comes from the generated code."""
 
 
 class ContextualError(NotPlainError, TypeError):
@@ -132,11 +167,14 @@ class _Checks:
         self.prefix = prefix
         self.models: set[type[BaseModel]] = set()
 
-    def name(self, value: Any) -> str:
+    def name(self, value: Any, what: str) -> str:
+        """Return the name `value` has in the namespace, naming it after `what` it is."""
         for key, held in self.namespace.items():
             if held is value:
                 return key
-        key = f"{self.prefix}{len(self.namespace)}"
+        key = f"{self.prefix}_{_identifier(what)}"
+        if key in self.namespace:
+            key = f"{key}_{len(self.namespace)}"
         self.namespace[key] = value
         return key
 
@@ -208,14 +246,16 @@ class _Checks:
                 return None
             # The container's own class first: a generator assigned without validation would be
             # consumed by the check. issuperset reads the iterator without building a set.
-            container = self.name(_CONTAINERS[kind])
-            superset = self.name(items.issuperset)
+            container = self.name(_CONTAINERS[kind], kind)
+            names = "_".join(sorted(cls.__name__ for cls in items))
+            superset = self.name(items.issuperset, f"items_of_{names}")
             return f"(type({value}) is {container} and {superset}(map(type, {values})))"
         classes = self.types(schema)
         if len(classes) == 1:
             (cls,) = classes
-            return f"type({value}) is {self.name(cls)}"
-        return f"type({value}) in {self.name(classes)}"
+            return f"type({value}) is {self.name(cls, cls.__name__)}"
+        names = "_".join(sorted(cls.__name__ for cls in classes))
+        return f"type({value}) in {self.name(classes, f'one_of_{names}')}"
 
     def _items(self, schema: Any, value: str) -> tuple[frozenset[type[Any]] | None, str]:
         """Return the classes a container's items must be of, and its items' expression.
@@ -257,9 +297,18 @@ def _definitions(schema: Any) -> dict[str, Any]:
 
 
 def _model_schema(cls: type[BaseModel]) -> tuple[Any, Any, Mapping[str, Any]]:
-    """Return the model-fields schema, the config and the definitions `cls` serializes with."""
+    """Return the model-fields schema, the config and the definitions `cls` serializes with.
+
+    Raises:
+        _IncompleteError: The class's schema cannot be built yet.
+        NotPlainError: pydantic's JSON of the class is not provably what orjson writes.
+    """
     if not cls.__pydantic_complete__:
-        raise NotPlainError
+        # SDK models defer building their schema (`defer_build=True`) to their first
+        # validation, and a class only nested in another is never built itself: build it.
+        cls.model_rebuild(raise_errors=False)
+        if not cls.__pydantic_complete__:
+            raise _IncompleteError
     schema = cls.__pydantic_core_schema__
     definitions = _definitions(schema)
     schema = _Checks(definitions, {}, "").resolve(schema)
@@ -280,40 +329,53 @@ class _Source:
     """The generated code writing one model class.
 
     Attributes:
+        tag: Starts every name the code uses: the class's name and a number unique to it.
         body: Statements on the instance `m` that return what orjson writes for it.
-        namespace: The objects `body` names, by name; names are unique to the class.
+        namespace: The objects `body` names, by name; names start with `tag`.
         models: The model classes its fields declare.
     """
 
+    tag: str
     body: list[str]
     namespace: dict[str, Any]
     models: frozenset[type[BaseModel]]
 
 
-_prefixes = itertools.count()
+_numbers = itertools.count()
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text)
 
 
 def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
     fields, config, definitions = _model_schema(cls)
-    prefix = f"_{next(_prefixes)}_"
-    checks = _Checks(definitions, {}, prefix)
-    fallback = checks.name(functools.partial(_pydantic_fragment, by_alias=by_alias))
+    tag = f"{_identifier(cls.__name__)}_{next(_numbers)}"
+    checks = _Checks(definitions, {}, tag)
+    whole = checks.name(functools.partial(_pydantic_python, by_alias=by_alias), "by_pydantic")
     output: dict[str, str] = {}
+    separate: dict[str, str] = {}  # field name: the name of its value serializer
     tests = [f"len(d) == {len(fields['fields'])}"]
     for name, field in fields["fields"].items():
         if field.get("serialization_exclude_if") is not None:
             raise NotPlainError
-        expression = checks.expression(field["schema"], f"d[{name!r}]")
+        shown = not field.get("serialization_exclude")
+        try:
+            expression = checks.expression(field["schema"], f"d[{name!r}]")
+        except NotPlainError:  # this field's values are pydantic's, one by one
+            expression = None
+            if _needs_the_model(field["schema"]):
+                raise
+            if shown:
+                serializer = _value_serializer(field["schema"], definitions, config, by_alias)
+                separate[name] = checks.name(serializer, f"{name}_by_pydantic")
         tests.append(expression or f"{name!r} in d")
-        if not field.get("serialization_exclude"):
+        if shown:
             alias = field.get("serialization_alias") if by_alias else None
             output[name] = alias or name
-    computed = []
-    for item in fields.get("computed_fields", []):
-        key = (item.get("alias") if by_alias else None) or item["property_name"]
-        computed.append((item["property_name"], key, checks.expression(item["return_schema"], "v")))
+    computed = _computed(fields, checks, config, by_alias)
     extra = (fields.get("extra_behavior") or config.get("extra_fields_behavior")) == "allow"
-    identity = not computed and output == {name: name for name in fields["fields"]}
+    identity = not computed and not separate and output == {name: name for name in fields["fields"]}
     body = [
         "d = m.__dict__",
         "try:",
@@ -321,40 +383,108 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
         "except (KeyError, TypeError, AttributeError):",
         "    exact = False",
         "if not exact:",
-        f"    return {fallback}(m)",
+        f"    return {whole}(m)",
     ]
     if identity and not extra:
         body.append("return d")
-        return _Source(body, checks.namespace, frozenset(checks.models))
+        return _Source(tag, body, checks.namespace, frozenset(checks.models))
     if extra:
         body.append("x = m.__pydantic_extra__")
     if identity:
         body += ["if not x:", "    return d"]
     # pydantic's order: the instance's dict, then extra fields, then computed fields.
-    keys = checks.name(output)
+    keys = checks.name(output, "keys")
     body.append(f"out = {{{keys}[k]: v for k, v in d.items() if k in {keys}}}")
+    for name, converted in separate.items():
+        body.append(f"out[{output[name]!r}] = {converted}(d[{name!r}])")
     if extra:
-        body += ["if x:", "    if not x.keys().isdisjoint(out):", f"        return {fallback}(m)"]
+        body += ["if x:", "    if not x.keys().isdisjoint(out):", f"        return {whole}(m)"]
         body.append("    out.update(x)")
-    for name, key, expression in computed:
-        body.append(f"v = out[{key!r}] = m.{name}")
-        if expression is not None:
-            body += [f"if not ({expression}):", f"    return {fallback}(m)"]
+    for name, key, expression, converted in computed:
+        # Read once: pydantic calls the property once too.
+        body.append(f"v = m.{name}")
+        if expression is None:
+            body.append(f"out[{key!r}] = v")
+        else:
+            body.append(f"out[{key!r}] = v if {expression} else {converted}(v)")
     body.append("return out")
-    return _Source(body, checks.namespace, frozenset(checks.models))
+    return _Source(tag, body, checks.namespace, frozenset(checks.models))
 
 
-def _compiled(name: str, lines: Iterable[str], namespace: Mapping[str, Any]) -> Any:
+def _computed(
+    fields: Any, checks: _Checks, config: Any, by_alias: bool
+) -> list[tuple[str, str, str | None, str]]:
+    """Return each computed field's property, key, check of its value and value serializer."""
+    computed = []
+    for item in fields.get("computed_fields", []):
+        key = (item.get("alias") if by_alias else None) or item["property_name"]
+        schema = item["return_schema"]
+        serializer = _value_serializer(schema, checks.definitions, config, by_alias)
+        try:
+            expression = checks.expression(schema, "v")
+        except NotPlainError:
+            expression = "False"
+        converted = checks.name(serializer, f"{item['property_name']}_by_pydantic")
+        computed.append((item["property_name"], key, expression, converted))
+    return computed
+
+
+def _needs_the_model(schema: Any) -> bool:
+    """Tell whether a field's serializer reads the model or its field's name (not one value).
+
+    A `field_serializer` method is called with the instance, and a serializer taking `info`
+    reads the field's name: only pydantic's serializer of the whole model gives them.
+    """
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("is_field_serializer") or item.get("info_arg"):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
+def _value_serializer(
+    schema: Any, definitions: Mapping[str, Any], config: Any, by_alias: bool
+) -> Callable[[Any], Any]:
+    """Return pydantic's conversion of values of one field's schema, in JSON mode."""
+    if definitions:
+        schema = {"type": "definitions", "schema": schema, "definitions": [*definitions.values()]}
+    serializer = SchemaSerializer(schema, config or None)
+    return functools.partial(
+        serializer.to_python, mode="json", by_alias=by_alias, fallback=numpy_as_orjson
+    )
+
+
+def _compiled(name: str, lines: Iterable[str], namespace: Mapping[str, Any], title: str) -> Any:
     """Return the function `name` that `lines` define, with the names of `namespace`.
 
     The names are a closure's: cells are read faster than globals and, unlike defaults, cost
-    nothing per call.
+    nothing per call. The source is registered in `linecache` under a file name made of
+    `title` (as attrs registers its generated methods), for tracebacks, pdb and
+    `inspect.getsource`, for as long as the function lives.
     """
     body = "\n".join(f"    {line}" for line in lines)
-    scope: dict[str, Any] = {}
     parameters = ", ".join(("type", *namespace))
-    exec(f"def closure({parameters}):\n{body}\n    return {name}", scope)
-    return scope["closure"](type, *namespace.values())
+    source = f"def closure({parameters}):\n{body}\n    return {name}\n"
+    filename = f"<orjson_dispatch {title}>"
+    count = 1
+    while filename in linecache.cache:
+        count += 1
+        filename = f"<orjson_dispatch {title} #{count}>"
+    scope: dict[str, Any] = {"__name__": __name__}
+    exec(compile(source, filename, "exec"), scope)
+    function = scope["closure"](type, *namespace.values())
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    weakref.finalize(function, linecache.cache.pop, filename, None)
+    return function
+
+
+def _title(cls: type[Any]) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 # Encoders live on each class itself (in its own __dict__, never inherited), so that a class
@@ -373,14 +503,20 @@ def class_encoder(cls: type[BaseModel], by_alias: bool) -> tuple[_Source | None,
     entry: tuple[_Source | None, Encode] | None = cls.__dict__.get(attribute)
     if entry is None:
         try:
+            if PYDANTIC_MODELS:
+                raise NotPlainError  # the switch takes the fallback's way
             source = _source(cls, by_alias)
         except ContextualError:
             entry = (None, _contextual)
+        except _IncompleteError:  # tried again next time, once the class can be built
+            return None, functools.partial(_pydantic_python, by_alias=by_alias)
         except NotPlainError:
-            entry = (None, functools.partial(_pydantic_fragment, by_alias=by_alias))
+            entry = (None, functools.partial(_pydantic_python, by_alias=by_alias))
         else:
-            lines = ["def encode(m):", *(f"    {line}" for line in source.body)]
-            entry = (source, _compiled("encode", lines, source.namespace))
+            name = f"encode_{_identifier(cls.__name__)}"
+            lines = [f"def {name}(m):", *(f"    {line}" for line in source.body)]
+            title = f"encode {_title(cls)}{' by alias' if by_alias else ''}"
+            entry = (source, _compiled(name, lines, source.namespace, title))
         type.__setattr__(cls, attribute, entry)
     return entry
 
@@ -389,8 +525,11 @@ def _contextual(model: BaseModel) -> NoReturn:
     raise ContextualError(type(model).__qualname__)
 
 
-def _pydantic_fragment(model: BaseModel, *, by_alias: bool) -> orjson.Fragment:
-    return orjson.Fragment(pydantic_json(model, by_alias=by_alias))
+def _pydantic_python(model: BaseModel, *, by_alias: bool) -> Any:
+    """Return pydantic's conversion of `model` in JSON mode, for orjson to write."""
+    return model.__pydantic_serializer__.to_python(
+        model, mode="json", by_alias=by_alias, fallback=numpy_as_orjson
+    )
 
 
 # Up to this many classes, the `default` callback tests the class of a value against each in
@@ -407,8 +546,9 @@ def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[
     it; any other value by pydantic's type inference, which is what pydantic does for a value
     of that type at a position declared as such or as `Any`.
     """
+    roots = list(classes)
     known: dict[type[BaseModel], tuple[_Source | None, Encode]] = {}
-    pending = list(classes)
+    pending = list(roots)
     while pending:
         cls = pending.pop()
         if cls not in known:
@@ -426,20 +566,24 @@ def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[
             return other(value) if encode is None else encode(value)
 
         return default
-    namespace: dict[str, Any] = {"_other": other}
-    lines = ["def default(m):", "    t = type(m)"]
+    namespace: dict[str, Any] = {"other_values": other}
+    name = "default_for_" + "_".join(_identifier(cls.__name__) for cls in roots[:3])
+    lines = [f"def {name}(m):", "    t = type(m)"]
     # The classes found last, the most deeply nested, are usually the most numerous: first.
-    for index, (cls, (source, encode)) in enumerate(reversed(known.items())):
-        lines.append(f"    if t is _k{index}:")
-        namespace[f"_k{index}"] = cls
+    for cls, (source, encode) in reversed(known.items()):
         if source is None:
-            namespace[f"_e{index}"] = encode
-            lines.append(f"        return _e{index}(m)")
+            tag = f"{_identifier(cls.__name__)}_{next(_numbers)}"
+            namespace[f"{tag}_class"] = cls
+            namespace[f"{tag}_encoder"] = encode
+            lines += [f"    if t is {tag}_class:", f"        return {tag}_encoder(m)"]
         else:
+            namespace[f"{source.tag}_class"] = cls
             namespace.update(source.namespace)
+            lines.append(f"    if t is {source.tag}_class:")
             lines += (f"        {line}" for line in source.body)
-    lines.append("    return _other(m)")
-    return _compiled("default", lines, namespace)  # type: ignore[no-any-return]
+    lines.append("    return other_values(m)")
+    title = f"default {', '.join(_title(cls) for cls in roots)}{' by alias' if by_alias else ''}"
+    return _compiled(name, lines, namespace, title)  # type: ignore[no-any-return]
 
 
 def _inferred(value: Any, *, by_alias: bool) -> Any:
@@ -470,7 +614,7 @@ def declared(schema: Any) -> Declared:
     Raises:
         NotPlainError: pydantic's serialization of the schema may differ from orjson's.
     """
-    checks = _Checks(_definitions(schema), {}, "_")
+    checks = _Checks(_definitions(schema), {}, "declared")
     resolved = checks.resolve(schema)
     if resolved["type"] == "model":
         return Declared(None, resolved["cls"], frozenset({resolved["cls"]}))
@@ -484,7 +628,7 @@ def declared(schema: Any) -> Declared:
         "    except (TypeError, AttributeError):",
         "        return False",
     ]
-    check = _compiled("check", lines, checks.namespace)
+    check = _compiled("check", lines, checks.namespace, f"check {expression}")
     return Declared(check, None, frozenset(checks.models))
 
 
