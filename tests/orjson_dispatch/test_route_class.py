@@ -22,12 +22,13 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.routing import APIRoute
 from orjson_dispatch._rendering import renders_json
 from orjson_dispatch._route import DispatchRoute  # the public name is typed `object` (see below)
+from orjson_dispatch._serving import serving
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.routing import Route
 
 import orjson_dispatch
-from orjson_dispatch import _responder, dispatch, dispatched_routes
+from orjson_dispatch import _encoders, dispatch, dispatched_routes
 from tests.orjson_dispatch.apps import UNTYPED, Ask, LiveServer, Twin, make_endpoint, undecorated
 from tests.orjson_dispatch.compare import assert_identical
 from tests.orjson_dispatch.parity_cases import CASES, Case
@@ -154,7 +155,7 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
     assert {path: dispatched(router, path) for path in paths} == {
         "/json": True,
         "/html": False,
-        "/wrapped": False,
+        "/wrapped": True,
         "/response": False,
         "/envelope": False,
     }
@@ -162,7 +163,7 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
     assert {
         "GET,POST /json serialized by orjson",
         "GET /html left to FastAPI: response_class=HTMLResponse does not render JSON",
-        "GET /wrapped left to FastAPI: the endpoint is wrapped in dispatch, which answers it",
+        "GET /wrapped serialized by orjson (dispatch answers it)",
         "GET /response left to FastAPI: the endpoint returns a Response",
         "GET /envelope left to FastAPI: response_class=Envelope has an __init__ of its own",
     } <= messages
@@ -173,13 +174,13 @@ def test_a_handler_built_again_reuses_the_encoder_of_its_response_field(
 ) -> None:
     """FastAPI 0.137 to 0.141 build the handler of an included route for every request."""
     built: list[Any] = []
-    build = _responder._field_encoder
+    build = _encoders._field_encoder
 
     def counted(*arguments: Any) -> Any:
         built.append(arguments)
         return build(*arguments)
 
-    monkeypatch.setattr(_responder, "_field_encoder", counted)
+    monkeypatch.setattr(_encoders, "_field_encoder", counted)
     route = DispatchRoute("/item", make_endpoint(ITEM, annotation=Item))
     for _ in range(3):
         route.get_route_handler()
@@ -204,7 +205,8 @@ def test_endpoint_wrapped_in_dispatch_is_answered_once(
     fastapi = ask(build(APIRoute, undecorated), "GET", "/")
     assert_identical(ask(ours, "GET", "/"), fastapi)
     assert (b'"note":null' in fastapi.content) is not bool(options)
-    assert not dispatched(ours, "/")  # dispatch answers: serialized once, not twice
+    route = routes_of(ours)["/"]
+    assert serving(route).by == "dispatch"  # dispatch answers: serialized once, not twice
 
 
 # --- dispatched_routes: which routes of an app orjson serves, through inclusions ---------------

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import logging
-import sys
 import warnings
 from typing import Any
 
-__all__ = ["logger", "methods", "user_frame", "warn"]
+from orjson_dispatch._fastapi import user_frame
+
+__all__ = ["logger", "methods", "warn"]
 
 logger = logging.getLogger("orjson_dispatch")
-
-_LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")
-
-
-def user_frame() -> Any:
-    """Return the innermost frame of code outside orjson_dispatch, FastAPI and Starlette."""
-    frame: Any = sys._getframe(1)
-    while frame.f_back is not None and str(frame.f_globals.get("__name__")).startswith(_LIBRARIES):
-        frame = frame.f_back
-    return frame
 
 
 def warn(message: str) -> None:

@@ -6,20 +6,27 @@ import builtins
 import functools
 import inspect
 import types
-import typing
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, ParamSpec, TypeVar, overload
 
 import orjson
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Router, get_name
+from starlette.routing import get_name
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._diagnostics import logger, user_frame, warn
+from orjson_dispatch._diagnostics import logger, warn
+from orjson_dispatch._encoders import UNTYPED
 from orjson_dispatch._options import Options, check_options
 from orjson_dispatch._responder import Responder
+from orjson_dispatch._serving import (
+    MARKER,
+    Wrapped,
+    bare,
+    generator_function,
+    returns_response,
+    wrapped_endpoint,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -29,7 +36,6 @@ __all__ = [
     "RESPONSE_PARAMETER",
     "check_stream_options",
     "dispatch",
-    "wrapped_endpoint",
 ]
 
 
@@ -38,8 +44,6 @@ __all__ = [
 # status, headers and cookies dependencies set. Neither appears in the OpenAPI document.
 REQUEST_PARAMETER = "orjson_dispatch_request"
 RESPONSE_PARAMETER = "orjson_dispatch_response"
-# On every wrapper: (the endpoint given to dispatch, the options given).
-_MARKER = "__orjson_dispatch__"
 
 
 @overload
@@ -126,30 +130,14 @@ def _warn_if_routed(endpoint: Any, name: str) -> None:
     """Warn when `endpoint` is being decorated and a router in the caller's scope routes to it.
 
     `@dispatch` above `@app.get(...)` wraps a function the route decorator has registered
-    already: the route serves it without dispatch, and nothing else would say so. A function
-    that a name in the scope holds already (registered plain at one path, wrapped for another)
-    is not being decorated.
+    already: the route serves it without dispatch, and nothing else would say so.
     """
-    frame = user_frame()
-    scope = {**frame.f_globals, **frame.f_locals}
-    if any(value is endpoint for value in scope.values()):
-        return  # not a function being defined and decorated: one bound to a name, reused
-    owners = {id(v): v for v in scope.values() if isinstance(v, (Router, Starlette))}
-    for owner in owners.values():
-        for route in _fastapi.served_routes(owner.routes):
-            if getattr(route, "endpoint", None) is endpoint:
-                warn(
-                    f"dispatch() wraps {name}, which a route ({route.path}) already serves as "
-                    "it is, without dispatch: apply @dispatch below the route decorator, "
-                    "next to the function"
-                )
-                return
-
-
-def wrapped_endpoint(endpoint: Any) -> tuple[Any, dict[str, Any]] | None:
-    """Return (the endpoint given to `dispatch`, its options) for a wrapper, else None."""
-    marker: tuple[Any, dict[str, Any]] | None = getattr(endpoint, _MARKER, None)
-    return marker
+    route = _fastapi.route_in_scope(endpoint)
+    if route is not None:
+        warn(
+            f"dispatch() wraps {name}, which a route ({route.path}) already serves as it is, "
+            "without dispatch: apply @dispatch below the route decorator, next to the function"
+        )
 
 
 def _describe(endpoint: Any) -> str:
@@ -163,15 +151,17 @@ def _describe(endpoint: Any) -> str:
 def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
     earlier = wrapped_endpoint(endpoint)
     if earlier is not None:
-        return _decorate(earlier[0], {**earlier[1], **given})
+        return _decorate(earlier.endpoint, {**earlier.options, **given})
     name = _describe(endpoint)
     _warn_if_routed(endpoint, name)
     options = check_options(given, name)
     generator = _check_endpoint(endpoint, name)
     signature = _fastapi.signature(endpoint)
+    returns = returns_response(signature.return_annotation)
+    marker = Wrapped(endpoint, given, generator=generator is not None, returns_response=returns)
     if generator is not None:
         check_stream_options(options, name)
-        return _dressed(_items_wrapper(endpoint, generator, name), endpoint, signature, given)
+        return _dressed(_items_wrapper(endpoint, generator, name), endpoint, signature, marker)
     declared = _declared_type(signature, name)
     request_name, response_name = _injected_parameters(signature, name)
     responder: Responder
@@ -204,15 +194,13 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
         wrapper,
         endpoint,
         _with_injected(signature, request_name is None, response_name is None),
-        given,
+        marker,
     )
     responder = Responder(wrapped, options, name, declared)
     return wrapped
 
 
-def _dressed(
-    wrapper: Any, endpoint: Any, signature: inspect.Signature, given: dict[str, Any]
-) -> Any:
+def _dressed(wrapper: Any, endpoint: Any, signature: inspect.Signature, marker: Wrapped) -> Any:
     """Give `wrapper` the endpoint's module, name, documentation and `signature`."""
     wrapped = _in_module_of(wrapper, endpoint)
     functools.update_wrapper(wrapped, endpoint)
@@ -223,7 +211,7 @@ def _dressed(
     # FastAPI reads the parameters to inject from the signature (inspect.signature honours
     # __signature__), its annotations already evaluated in the endpoint's own namespace.
     wrapped.__signature__ = signature  # type: ignore[attr-defined]
-    setattr(wrapped, _MARKER, (endpoint, given))
+    setattr(wrapped, MARKER, marker)
     _fastapi.seed_endpoint_context(wrapped, endpoint)
     return wrapped
 
@@ -285,15 +273,7 @@ def _check_endpoint(endpoint: Any, name: str) -> Callable[..., Any] | None:
     if not callable(endpoint):
         msg = f"dispatch() takes an endpoint function, not {name}"
         raise TypeError(msg)
-    function = endpoint
-    while isinstance(function, functools.partial):
-        function = function.func
-    function = inspect.unwrap(function)
-    if not inspect.isroutine(function):
-        function = getattr(function, "__call__", function)  # noqa: B004 - a callable object
-    if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
-        return function  # type: ignore[no-any-return]
-    return None
+    return generator_function(endpoint)
 
 
 def check_stream_options(options: Options, name: str) -> None:
@@ -312,12 +292,6 @@ def check_stream_options(options: Options, name: str) -> None:
         raise TypeError(msg)
 
 
-def _bare(annotation: Any) -> Any:
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
-
-
 def _injected_parameters(signature: inspect.Signature, name: str) -> tuple[str | None, str | None]:
     """Return the names of the endpoint's own Request and Response parameters, if any."""
     request_name = response_name = None
@@ -325,7 +299,7 @@ def _injected_parameters(signature: inspect.Signature, name: str) -> tuple[str |
         if parameter.name in (REQUEST_PARAMETER, RESPONSE_PARAMETER):
             msg = f"dispatch() reserves the parameter name {parameter.name!r}, used by {name}"
             raise TypeError(msg)
-        annotation = _bare(parameter.annotation)
+        annotation = bare(parameter.annotation)
         if not isinstance(annotation, type):
             continue
         # FastAPI injects a parameter annotated with a subclass of these (lenient_issubclass).
@@ -359,7 +333,7 @@ def _with_injected(
 
 
 def _declared_type(signature: inspect.Signature, name: str) -> Any:
-    """Return the endpoint's return annotation as the declared type, or None.
+    """Return the endpoint's return annotation as the declared type, or `UNTYPED`.
 
     Raises:
         TypeError: The return annotation names something that cannot be resolved; answering
@@ -367,11 +341,8 @@ def _declared_type(signature: inspect.Signature, name: str) -> Any:
     """
     annotation = signature.return_annotation
     if annotation is inspect.Signature.empty or annotation is None or annotation is type(None):
-        return None
+        return UNTYPED
     if isinstance(annotation, str):
         msg = f"dispatch(): cannot resolve the return annotation {annotation!r} of {name}"
         raise TypeError(msg)
-    bare = _bare(annotation)
-    if isinstance(bare, type) and issubclass(bare, Response):
-        return None
-    return annotation
+    return UNTYPED if returns_response(annotation) else annotation

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
+from orjson_dispatch._encoders import UNTYPED, declared_encoder
 from orjson_dispatch._options import DEFAULTS, Serialization, check_format_option, freeze
-from orjson_dispatch._typed import typed_encoder
-from orjson_dispatch._untyped import encode_untyped
 
 __all__ = ["UNTYPED", "dumps"]
-
-
-class _Untyped:
-    """The default of `response_model`: no declared type."""
-
-    def __repr__(self) -> str:
-        return "UNTYPED"
-
-
-UNTYPED: Final[Any] = _Untyped()
 
 
 def dumps(
@@ -90,6 +79,4 @@ def dumps(
             exclude=freeze(exclude),
             option=check_format_option(option, "orjson_dispatch.dumps()"),
         )
-    if response_model is UNTYPED:
-        return encode_untyped(value, serialization)
-    return typed_encoder(response_model, serialization).encode(value)
+    return declared_encoder(response_model, serialization)(value)

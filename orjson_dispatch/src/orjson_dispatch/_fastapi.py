@@ -8,6 +8,7 @@ change it follows, so that it can be dropped with that release.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 import sys
@@ -16,6 +17,9 @@ from typing import Any
 
 __all__ = [
     "VALIDATION_ERRORS",
+    "ResponseField",
+    "building_with",
+    "copied_dependant",
     "document_both",
     "effective_route",
     "format_sse_event",
@@ -25,10 +29,12 @@ __all__ = [
     "original_route",
     "ping_interval",
     "refuse_pydantic_v1",
+    "response_class_in_force",
     "response_field_attributes",
     "response_validation_error",
     "return_annotation",
     "route_being_built",
+    "route_in_scope",
     "router_adding",
     "seed_endpoint_context",
     "serialization_operation",
@@ -38,18 +44,23 @@ __all__ = [
     "signature",
     "streams",
     "streams_events",
+    "user_frame",
     "validated",
 ]
 
 from pydantic import ValidationError
 
+from orjson_dispatch._rendering import Encoded
+
 try:
     from fastapi import encoders, routing
+    from fastapi.datastructures import DefaultPlaceholder
     from fastapi.dependencies import models as dependency_models
     from fastapi.dependencies import utils as dependency_utils
     from fastapi.exceptions import ResponseValidationError
 except ImportError:  # a Starlette app
     encoders = routing = dependency_models = dependency_utils = None  # type: ignore[assignment]
+    DefaultPlaceholder = None  # type: ignore[assignment,misc]
     VALIDATION_ERRORS: tuple[type[Exception], ...] = (ValidationError,)
 else:
     VALIDATION_ERRORS = (ValidationError, ResponseValidationError)
@@ -157,11 +168,11 @@ def serializes_json(field: Any) -> bool:
     return hasattr(field, "serialize_json")
 
 
-def validated(field: Any, value: Any, wrapper: Callable[..., Any]) -> Any:
+def validated(field: Any, value: Any, wrapper: Callable[..., Any] | None = None) -> Any:
     """Return `value` validated by FastAPI's response `field`, as FastAPI's handler does.
 
     Raises:
-        ResponseValidationError: FastAPI's, naming the endpoint behind `wrapper`.
+        ResponseValidationError: FastAPI's, naming the endpoint behind `wrapper` (if given).
     """
     result, errors = field.validate(value, {}, loc=("response",))
     if errors:
@@ -236,6 +247,23 @@ def route_being_built(route: Any) -> Any:
     return route
 
 
+def copied_dependant(route: Any) -> Any:
+    """Return a copy of the route's `Dependant`, whose `call` may be replaced in the copy only."""
+    # Every FastAPI release solves a route's dependencies from route.dependant, a dataclass
+    # whose `call` is the endpoint; the handler FastAPI builds reads it once.
+    return copy.copy(route.dependant)
+
+
+def response_class_in_force(route: Any) -> tuple[type[Any], bool]:
+    """Return the route's response class and whether it is FastAPI's default placeholder."""
+    # Every FastAPI release marks a response class nobody set (the router's, the app's
+    # default_response_class) as a DefaultPlaceholder.
+    response_class = route.response_class
+    if DefaultPlaceholder is not None and isinstance(response_class, DefaultPlaceholder):
+        return response_class.value, True
+    return response_class, False
+
+
 def original_route(route: Any) -> Any:
     """Return the route itself for FastAPI's effective route context of one of its inclusions."""
     # FastAPI 0.137: an effective route context names the route it was made from.
@@ -268,6 +296,38 @@ def router_adding(route: Any) -> Any:
     return None
 
 
+_LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")
+
+
+def user_frame() -> Any:
+    """Return the innermost frame of code outside orjson_dispatch, FastAPI and Starlette."""
+    frame: Any = sys._getframe(1)
+    while frame.f_back is not None and str(frame.f_globals.get("__name__")).startswith(_LIBRARIES):
+        frame = frame.f_back
+    return frame
+
+
+def route_in_scope(endpoint: Any) -> Any:
+    """Return a route of a router in the user's scope (`user_frame`) serving `endpoint`, or None.
+
+    A function that a name in the scope holds already (registered plain at one path, wrapped
+    for another) is not being decorated: None.
+    """
+    frame = user_frame()
+    scope = {**frame.f_globals, **frame.f_locals}
+    if any(value is endpoint for value in scope.values()):
+        return None
+    from starlette.applications import Starlette  # noqa: PLC0415 - only for misuse warnings
+    from starlette.routing import Router  # noqa: PLC0415
+
+    owners = {id(v): v for v in scope.values() if isinstance(v, (Router, Starlette))}
+    for owner in owners.values():
+        for route in served_routes(owner.routes):
+            if getattr(route, "endpoint", None) is endpoint:
+                return route
+    return None
+
+
 def served_routes(routes: Any) -> Iterator[Any]:
     """Yield the routes of a router as it serves them, each included router's expanded."""
     # FastAPI 0.165 keeps an included router as one `_IncludedRouter` entry whose effective
@@ -292,15 +352,71 @@ def seed_endpoint_context(wrapper: Callable[..., Any], endpoint: Callable[..., A
         cache[id(wrapper)] = dict(extract(endpoint))
 
 
-def response_validation_error(errors: Any, body: Any, wrapper: Callable[..., Any]) -> Exception:
+def response_validation_error(
+    errors: Any, body: Any, wrapper: Callable[..., Any] | None
+) -> Exception:
     """Return FastAPI's ResponseValidationError, with its endpoint context where it has one."""
     extract = getattr(routing, "_extract_endpoint_context", None)
-    if extract is None:  # FastAPI before 0.124
+    if extract is None or wrapper is None:  # FastAPI before 0.124, or no endpoint to name
         return ResponseValidationError(errors=errors, body=body)
     # The cached context of the wrapper (seeded with the endpoint's) holds the request's path:
     # FastAPI writes it there when the request starts.
     context: Any = dict(extract(wrapper))
     return ResponseValidationError(errors=errors, body=body, endpoint_ctx=context)
+
+
+@contextlib.contextmanager
+def building_with(route: Any, substitutes: dict[str, Any]) -> Iterator[None]:
+    """Set attributes of `route` while FastAPI builds its handler, then put them back.
+
+    FastAPI (every release) reads the settings of the route, or of its effective route context
+    (0.137), in `APIRoute.get_route_handler`; the OpenAPI document and everything else keep
+    reading the originals.
+    """
+    originals = {name: getattr(route, name) for name in substitutes}
+    try:
+        for name, value in substitutes.items():
+            setattr(route, name, value)
+        yield
+    finally:
+        for name, value in originals.items():
+            setattr(route, name, value)
+
+
+class ResponseField:
+    """Stands in for FastAPI's response field (a `ModelField`) in the handler FastAPI builds.
+
+    FastAPI validates returned values with `validate` (the original field's, always: it runs
+    the model validators of a returned instance too) and serializes them with `serialize_json`
+    (FastAPI 0.130 and later, default response class) or `serialize` (a response class of the
+    route's own, or FastAPI before 0.130), whose result the route's response class renders:
+    here an `Encoded` body that `rendering(cls)` passes through. Without a declared type
+    (FastAPI's untyped path), values are taken as they are.
+
+    Args:
+        field: FastAPI's field, or None.
+        encode: Returns the JSON of a validated value.
+    """
+
+    __slots__ = ("_encode", "_field")
+
+    def __init__(self, field: Any, encode: Callable[[Any], bytes]) -> None:
+        self._field = field
+        self._encode = encode
+
+    def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
+        if self._field is None:
+            return value, None
+        return self._field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
+
+    def serialize_json(self, value: Any, **_settings: Any) -> bytes:
+        return self._encode(value)
+
+    def serialize(self, value: Any, **_settings: Any) -> Encoded:
+        return Encoded(self._encode(value))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._field, name)
 
 
 @contextlib.contextmanager

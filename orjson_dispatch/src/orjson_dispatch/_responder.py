@@ -1,13 +1,11 @@
-"""How a route answers the values its endpoint returns.
+"""How the `dispatch` decorator answers the values its endpoint returns.
 
 FastAPI (`fastapi.routing.get_request_handler`) validates a returned value against the route's
 response field, serializes it with the route's `response_model_*` settings, builds the route's
 response class with the route's `status_code` (or the status set on an injected `Response`),
 empties the body for statuses that forbid one and appends the injected `Response`'s headers and
-cookies. `route_serializer` is the serialization step with the fast encoders, for
-`DispatchRoute` (which leaves every other step to FastAPI's handler) and for the `dispatch`
-decorator, whose `Responder` redoes the other steps inside the endpoint call, worked out once
-per route (an `_Answer`).
+cookies. The decorator's `Responder` redoes these steps inside the endpoint call, worked out
+once per route (an `_Answer`), with the encoders of `_encoders`.
 """
 
 from __future__ import annotations
@@ -24,104 +22,12 @@ from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._diagnostics import logger
-from orjson_dispatch._options import Options, Serialization
-from orjson_dispatch._rendering import Encoded, body_allowed, rendering, renders_json
-from orjson_dispatch._typed import TypedEncoder, typed_encoder
-from orjson_dispatch._untyped import encode_untyped
+from orjson_dispatch._encoders import declared_encoder, route_serializer
+from orjson_dispatch._options import Options
+from orjson_dispatch._rendering import Encoded, body_allowed, rendering
+from orjson_dispatch._serving import serving
 
-__all__ = [
-    "Responder",
-    "answers_as_json",
-    "response_class_in_force",
-    "route_serializer",
-]
-
-
-def response_class_in_force(route: Any) -> tuple[type[Response], bool]:
-    """Return the route's response class and whether it is FastAPI's default placeholder."""
-    from fastapi.datastructures import DefaultPlaceholder  # noqa: PLC0415 - FastAPI routes
-
-    response_class = route.response_class
-    if isinstance(response_class, DefaultPlaceholder):
-        return response_class.value, True
-    return response_class, False
-
-
-def answers_as_json(route: Any) -> bool:
-    """Tell whether the decorator answers `route`'s values itself, with orjson.
-
-    True where the route's response class renders JSON, and for a declared type under a default
-    response class, which FastAPI's typed path answers as JSON whatever the class.
-    """
-    response_class, is_default = response_class_in_force(route)
-    return renders_json(response_class) or (route.response_field is not None and is_default)
-
-
-def route_serializer(
-    field: Any,
-    serialization: Serialization,
-    validate: Callable[[Any], Any] | None = None,
-) -> Callable[[Any], bytes]:
-    """Return the encoder of a route's (already validated) values.
-
-    Args:
-        field: FastAPI's response field of the route (or of its stream items), or None for
-            FastAPI's untyped path (`jsonable_encoder`).
-        serialization: The route's settings.
-        validate: For `encode`-with-validation encoders (the decorator): returns the validated
-            value or raises FastAPI's ResponseValidationError.
-    """
-    if field is None:
-        return functools.partial(encode_untyped, serialization=serialization)
-    return field_encoder(field, serialization, validate).serialize
-
-
-def field_encoder(
-    field: Any, serialization: Serialization, validate: Callable[[Any], Any] | None = None
-) -> TypedEncoder:
-    """Return a `TypedEncoder` serializing as FastAPI's response field `field` does.
-
-    Without `validate`, kept with the field (FastAPI 0.137 to 0.141 build the handler of an
-    included route on every request).
-    """
-    if validate is not None:
-        return _field_encoder(field, serialization, validate)
-    encoders = _field_encoders.setdefault(field, {})
-    encoder = encoders.get(serialization)
-    if encoder is None:
-        encoder = encoders[serialization] = _field_encoder(field, serialization, None)
-    return encoder
-
-
-_field_encoders: weakref.WeakKeyDictionary[Any, dict[Serialization, TypedEncoder]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _field_encoder(
-    field: Any, serialization: Serialization, validate: Callable[[Any], Any] | None
-) -> TypedEncoder:
-    annotation = field.field_info.annotation
-    if not _fastapi.serializes_json(field):
-        # FastAPI before 0.130 serializes typed values to Python and then through
-        # jsonable_encoder; pydantic's dump_json of the same type writes the same JSON.
-        exact = typed_encoder(annotation, serialization)
-        return TypedEncoder(
-            annotation,
-            validate=validate or exact.validate,
-            dump_json=exact.serialize,
-            serialization=serialization,
-        )
-    return TypedEncoder(
-        annotation,
-        validate=validate or _unvalidated,
-        dump_json=functools.partial(field.serialize_json, **serialization.pydantic_options()),
-        serialization=serialization,
-    )
-
-
-def _unvalidated(value: Any) -> Any:
-    raise AssertionError("FastAPI validates through the response field")  # pragma: no cover
+__all__ = ["Responder"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,11 +71,10 @@ class Responder:
     """Answers one decorated endpoint's returned values: one `_Answer` per route serving it.
 
     Args:
-        endpoint: The endpoint as given to `dispatch`.
         wrapper: The function FastAPI calls (its errors name the endpoint).
         options: The options given to `dispatch`.
         name: The endpoint's name, for messages.
-        declared: Returns the endpoint's declared return type (or None), for Starlette routes.
+        declared: The endpoint's return annotation (or `UNTYPED`), for Starlette routes.
     """
 
     def __init__(
@@ -228,14 +133,8 @@ class Responder:
         return entry[1]
 
     def _standalone_answer(self) -> _Answer:
-        serialization = self._options.serialization()
-        encode: Callable[[Any], bytes]
-        if self._declared is None:
-            encode = functools.partial(encode_untyped, serialization=serialization)
-        else:
-            encode = typed_encoder(self._declared, serialization).encode
         return _Answer(
-            encode=encode,
+            encode=declared_encoder(self._declared, self._options.serialization()),
             response_class=rendering(Response),
             status_code=self._options.status_code or 200,
             media_type=self._options.media_type or "application/json",
@@ -243,17 +142,16 @@ class Responder:
         )
 
     def _route_answer(self, route: Any) -> _Answer:
-        response_class, is_default = response_class_in_force(route)
+        response_class, is_default = _fastapi.response_class_in_force(route)
         field = route.response_field
         options = self._options
-        if not answers_as_json(route):
+        served = serving(route)
+        if served.by is None:
             logger.warning(
-                "%s is served with response_class=%s, whose rendering "
-                "orjson_dispatch does not reproduce; FastAPI serializes the responses of "
-                "route %s itself",
+                "%s is served by route %s, whose responses FastAPI serializes itself: %s",
                 self._name,
-                response_class.__qualname__,
                 route.path,
+                served.reason,
             )
             return _Answer(None, response_class, None, None, None)
         if options.status_code and route.status_code and options.status_code != route.status_code:
@@ -264,16 +162,17 @@ class Responder:
                 options.status_code,
                 route.status_code,
             )
+        encode: Callable[[Any], bytes]
         if field is None:
             # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
             encode = route_serializer(None, options.serialization())
         else:
-            encoder = field_encoder(
-                field,
-                options.serialization(route),
-                functools.partial(_fastapi.validated, field, wrapper=self._wrapper),
-            )
-            encode = encoder.encode
+            serialize = route_serializer(field, options.serialization(route))
+            wrapper = self._wrapper
+
+            def encode(value: Any) -> bytes:
+                return serialize(_fastapi.validated(field, value, wrapper))
+
         return _Answer(
             encode=encode,
             response_class=rendering(JSONResponse if is_default else response_class),

@@ -10,10 +10,8 @@ context of validation errors, stays FastAPI's own.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import weakref
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.datastructures import DefaultPlaceholder
@@ -24,16 +22,12 @@ from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._diagnostics import logger, methods, warn
-from orjson_dispatch._dispatch import (
-    REQUEST_PARAMETER,
-    RESPONSE_PARAMETER,
-    check_stream_options,
-    wrapped_endpoint,
-)
-from orjson_dispatch._options import Options, Serialization, check_options
-from orjson_dispatch._rendering import Encoded, reads_content, rendering, renders_json
+from orjson_dispatch._dispatch import REQUEST_PARAMETER, RESPONSE_PARAMETER, check_stream_options
+from orjson_dispatch._encoders import route_serializer
+from orjson_dispatch._options import Options, check_options
+from orjson_dispatch._rendering import rendering
 from orjson_dispatch._request_body import parsing_json
-from orjson_dispatch._responder import response_class_in_force, route_serializer
+from orjson_dispatch._serving import returns_response, serving, wrapped_endpoint
 from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
 from orjson_dispatch._streams import build_stream
@@ -66,8 +60,10 @@ class DispatchRoute(APIRoute):
     Attributes:
         stream_settings: The ping interval and send timeout of the route's streams; set it in
             a subclass (`StreamSettings()`, the default, is FastAPI's behaviour).
-        dispatched: Whether the route's handler (the last one built) serializes with orjson. A
-            debug line on the "orjson_dispatch" logger says so for every handler built.
+        dispatched: Whether orjson serializes what the route's endpoint returns (in the last
+            handler built): through this class, or through `dispatch` on the endpoint, as
+            `dispatched_routes` reports. A debug line on the "orjson_dispatch" logger says
+            which, or why FastAPI does, for every handler built.
     """
 
     dispatched: bool = False
@@ -91,7 +87,7 @@ class DispatchRoute(APIRoute):
         # Read once: FastAPI 0.137 to 0.141 build the handler of an included route per request.
         annotation = _fastapi.return_annotation(endpoint)
         self._returned_stream = returned_stream(annotation)
-        self._returns_response = isinstance(annotation, type) and issubclass(annotation, Response)
+        self._returns_response = returns_response(annotation)
         if self._returned_stream is not None and isinstance(
             settings.get("response_model", DefaultPlaceholder(None)), DefaultPlaceholder
         ):
@@ -122,40 +118,21 @@ class DispatchRoute(APIRoute):
         endpoint awaiting `request.json()` get `json.loads`'s value, parsed once.
         """
         route = _fastapi.route_being_built(self)
-        reason = left_to_fastapi(route)
-        if reason is not None:
-            self.dispatched = False
-            logger.debug("%s %s left to FastAPI: %s", methods(route), route.path, reason)
+        served = serving(route)
+        self.dispatched = served.by is not None
+        logger.debug("%s %s %s", methods(route), route.path, served)
+        if served.by != "DispatchRoute":
             return parsing_json(super().get_route_handler())
-        if _streams(route):
+        if self._streams(route):
             substitutes = _stream_substitutes(route, self.stream_settings)
         else:
             substitutes = _body_substitutes(route)
-        with _substituted(route, substitutes):
-            handler = super().get_route_handler()
-        self.dispatched = True
-        logger.debug("%s %s serialized by orjson", methods(route), route.path)
-        return parsing_json(handler)
+        with _fastapi.building_with(route, substitutes):
+            return parsing_json(super().get_route_handler())
 
-
-def left_to_fastapi(route: Any) -> str | None:
-    """Return why `DispatchRoute` leaves `route` to FastAPI, or None where orjson serializes.
-
-    Args:
-        route: The route, or FastAPI's effective route context of one of its inclusions.
-    """
-    if _streams(route):
-        return None
-    if wrapped_endpoint(route.endpoint) is not None:
-        return "the endpoint is wrapped in dispatch, which answers it"
-    if _fastapi.original_route(route)._returns_response:
-        return "the endpoint returns a Response"
-    response_class, _ = response_class_in_force(route)
-    if reads_content(response_class):
-        return f"response_class={response_class.__qualname__} has an __init__ of its own"
-    if not renders_json(response_class):
-        return f"response_class={response_class.__qualname__} does not render JSON"
-    return None
+    def _streams(self, route: Any) -> bool:
+        """Tell whether the route (or an effective route context of it) answers a stream."""
+        return _fastapi.streams(route) or self._returned_stream is not None
 
 
 def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
@@ -167,13 +144,13 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
     the endpoint as for any route. An endpoint that may answer JSON (`returned_stream`) returns
     any other value to FastAPI's handler, which validates and serializes it as the route's.
     """
-    dependant = copy.copy(route.dependant)
+    dependant = _fastapi.copied_dependant(route)
     endpoint = dependant.call
     options = _DEFAULTS
     marked = wrapped_endpoint(endpoint)
     if marked is not None:  # @dispatch on the endpoint: its options, the endpoint itself
-        endpoint = marked[0]
-        options = check_options(marked[1], route.name)
+        endpoint = marked.endpoint
+        options = check_options(marked.options, route.name)
         check_stream_options(options, route.name)
     returned = _returned(route)
     if returned is not None:
@@ -184,7 +161,7 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
     if response_name is None:  # inject the Response whose status and headers FastAPI applies
         response_name = dependant.response_param_name = RESPONSE_PARAMETER
     keep_response = response_name != RESPONSE_PARAMETER
-    item = _ResponseField(item_field, serialization)
+    serialize_item = route_serializer(item_field, serialization)
     status_code = route.status_code
     sse = _fastapi.streams_events(route)
     is_async = _fastapi.is_async(endpoint)
@@ -192,7 +169,7 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
     def encode_item(value: Any) -> bytes:
         if item_field is not None:
             value = _fastapi.validated(item_field, value, call)
-        return item.serialize_json(value)
+        return serialize_item(value)
 
     async def call(**values: Any) -> Any:
         sub_response = values[response_name] if keep_response else values.pop(response_name)
@@ -241,13 +218,12 @@ def _body_substitutes(route: Any, options: Options = _DEFAULTS) -> dict[str, Any
         route: The route, or FastAPI's effective route context of one of its inclusions.
         options: The options of `@dispatch` on the endpoint, over the route's settings.
     """
-    response_class, is_default = response_class_in_force(route)
+    response_class, is_default = _fastapi.response_class_in_force(route)
     rendered = rendering(response_class)
     field = route.response_field
     # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
-    response_field = _ResponseField(
-        field, options.serialization(route if field is not None else None)
-    )
+    serialization = options.serialization(route if field is not None else None)
+    response_field = _fastapi.ResponseField(field, route_serializer(field, serialization))
     return {
         **dict.fromkeys(_fastapi.response_field_attributes(route), response_field),
         "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
@@ -258,56 +234,3 @@ def _returned(route: Any) -> ReturnedStream | None:
     """The stream an endpoint may return instead of a JSON body (`JSONLines`, ...), or None."""
     stream: ReturnedStream | None = _fastapi.original_route(route)._returned_stream
     return stream
-
-
-def _streams(route: Any) -> bool:
-    return _fastapi.streams(route) or _returned(route) is not None
-
-
-@contextlib.contextmanager
-def _substituted(route: Any, substitutes: dict[str, Any]) -> Iterator[None]:
-    """Set attributes of `route` while FastAPI builds its handler, then put them back.
-
-    FastAPI reads the settings of the route (or of its effective route context) when it builds
-    the handler; the OpenAPI document and everything else keep reading the originals.
-    """
-    originals = {name: getattr(route, name) for name in substitutes}
-    try:
-        for name, value in substitutes.items():
-            setattr(route, name, value)
-        yield
-    finally:
-        for name, value in originals.items():
-            setattr(route, name, value)
-
-
-class _ResponseField:
-    """Stands in for FastAPI's response field in the handler FastAPI builds for a route.
-
-    FastAPI validates returned values with `validate` (the original field's, always: it runs
-    the model validators of a returned instance too) and serializes them with `serialize_json`
-    (FastAPI 0.130 and later, default response class) or `serialize` (a response class of the
-    route's own, or FastAPI before 0.130), whose result the route's response class renders:
-    here an `Encoded` body that `rendering(cls)` passes through. Without a declared type
-    (FastAPI's untyped path), values are taken as they are.
-    """
-
-    __slots__ = ("_encode", "_field")
-
-    def __init__(self, field: Any, serialization: Serialization) -> None:
-        self._field = field
-        self._encode: Callable[[Any], bytes] = route_serializer(field, serialization)
-
-    def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
-        if self._field is None:
-            return value, None
-        return self._field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
-
-    def serialize_json(self, value: Any, **_settings: Any) -> bytes:
-        return self._encode(value)
-
-    def serialize(self, value: Any, **_settings: Any) -> Encoded:
-        return Encoded(self._encode(value))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._field, name)

@@ -11,7 +11,6 @@ every stream: `DispatchRoute`'s, and `json_lines` and `server_sent_events` for h
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,12 +22,10 @@ from starlette.responses import StreamingResponse
 from starlette.types import Send
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._dumps import UNTYPED
+from orjson_dispatch._encoders import UNTYPED, declared_encoder
 from orjson_dispatch._options import DEFAULTS
 from orjson_dispatch._stream_frames import EVENT_STREAM, JSON_LINES, event_frame, json_line_frame
 from orjson_dispatch._stream_settings import StreamSettings
-from orjson_dispatch._typed import typed_encoder
-from orjson_dispatch._untyped import encode_untyped
 
 __all__ = ["SendTimeout", "Stream", "build_stream", "json_lines", "server_sent_events"]
 
@@ -271,7 +268,7 @@ def json_lines(
     settings = StreamSettings(send_timeout=send_timeout)
     return build_stream(
         items,
-        _item_encoder(response_model),
+        declared_encoder(response_model, DEFAULTS),
         events=False,
         settings=settings,
         status_code=status_code,
@@ -313,15 +310,9 @@ def server_sent_events(
     settings = StreamSettings(ping_interval=ping_interval, send_timeout=send_timeout)
     return build_stream(
         items,
-        _item_encoder(response_model),
+        declared_encoder(response_model, DEFAULTS),
         events=True,
         settings=settings,
         status_code=status_code,
         headers=headers,
     )
-
-
-def _item_encoder(response_model: Any) -> Callable[[Any], bytes]:
-    if response_model is UNTYPED:
-        return functools.partial(encode_untyped, serialization=DEFAULTS)
-    return typed_encoder(response_model, DEFAULTS).encode
