@@ -9,6 +9,7 @@ must be equal. Whether orjson parsed is seen by counting ``json.loads`` calls on
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import httpx
@@ -18,11 +19,21 @@ from fastapi.responses import PlainTextResponse
 from hypothesis import event, given, note, settings
 from orjson_dispatch._route import DispatchRoute
 
+from orjson_dispatch import _request_body
 from tests.orjson_dispatch.apps import ask
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.request_bodies import HOSTILE_BODIES, json_bodies
 
 JSON = {"content-type": "application/json"}
+SMALL = _request_body._SMALL
+
+
+@pytest.fixture(autouse=True, scope="module")
+def orjson_at_every_size() -> Iterator[None]:
+    """Let orjson parse bodies of any size (json.loads parses those of up to 2 KB)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_request_body, "_SMALL", -1)
+        yield
 
 
 def fingerprint(value: Any) -> str:
@@ -136,6 +147,17 @@ def test_orjson_parses_a_json_body(body: bytes, loads_calls: list[bytes]) -> Non
 def test_json_loads_answers_where_orjson_could_differ(name: str, loads_calls: list[bytes]) -> None:
     assert_same(*both(HOSTILE_BODIES[name]))
     assert loads_calls == [HOSTILE_BODIES[name]] * 2
+
+
+def test_json_loads_parses_bodies_of_up_to_2_kb(
+    loads_calls: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_request_body, "_SMALL", SMALL)
+    small, large = (b'{"a": "' + b"x" * size + b'"}' for size in (SMALL - 9, SMALL - 8))
+    assert len(small) == SMALL
+    for body in (small, large):
+        assert_same(*both(body))
+    assert loads_calls == [small, small, large]
 
 
 def _nested(depth: int) -> bytes:

@@ -16,9 +16,11 @@ the same value, kept the same way, parsed by orjson wherever orjson's value is t
 * a value nested deeper than `json.loads` can go from here (it counts each level against
   Python's recursion limit: about 950 levels on Python 3.11, where orjson goes to 1024).
 
-Everything else orjson and `json.loads` read alike: the same whitespace (RFC 8259's four
-characters), the last of duplicate keys at the place of the first, `-0` as the int 0, correctly
-rounded floats, and the same strings (the tests compare them on arbitrary documents).
+Bodies of up to 2 KB are parsed by `json.loads` itself, as fast there as orjson with the
+checks above. Everything else orjson and `json.loads` read alike: the same whitespace (RFC
+8259's four characters), the last of duplicate keys at the place of the first, `-0` as the int
+0, correctly rounded floats, and the same strings (the tests compare them on arbitrary
+documents).
 """
 
 from __future__ import annotations
@@ -38,9 +40,12 @@ __all__ = ["parsing_json", "request_json"]
 # orjson reads an integer token beyond 64 bits as a float (3.10 to 3.11): no float of smaller
 # magnitude can stand for one, since every integer of 19 digits or fewer below it fits in 64 bits.
 _FLOAT_FROM_BIG_INTEGER = 2.0**63
+# Below it json.loads is as fast as orjson with the checks a value needs (a chat request of 2 KB:
+# a few us either way), and exact by definition.
+_SMALL = 2048
 _ORJSON_DEPTH = 1024  # orjson's nesting limit (yyjson's, as orjson builds it)
-_OPEN = "[" * _ORJSON_DEPTH
-_CLOSE = "]" * _ORJSON_DEPTH
+_OPEN = "[" * (_ORJSON_DEPTH + 2)
+_CLOSE = "]" * (_ORJSON_DEPTH + 2)
 
 
 async def request_json(request: Request) -> Any:
@@ -67,7 +72,7 @@ async def request_json(request: Request) -> Any:
     except AttributeError:
         pass
     body = await request.body()
-    value = orjson_value(body)
+    value = orjson_value(body) if len(body) > _SMALL else _UNSURE
     if value is _UNSURE:
         # Called from this frame, at the depth Starlette's Request.json() calls it from, so that
         # the recursion limit cuts both at the same nesting (see _handler_frame).
@@ -122,8 +127,8 @@ def orjson_value(body: bytes | str) -> Any:
 def _depth(value: Any) -> int:
     """How deep lists and dicts nest in `value` (0: a scalar), or -1 for a float >= 2**63.
 
-    Lists of numbers only (token ids, logprobs) are looked at by `sum`, `min` and `max`, in C;
-    lists and dicts of anything else item by item.
+    Long lists and dicts of numbers only (token ids, logprobs) are looked at by `sum`, `min`
+    and `max`, in C; the others item by item.
     """
     kind = type(value)
     if kind is float:
@@ -135,40 +140,58 @@ def _depth(value: Any) -> int:
     while pending:
         node, level = pending.pop()
         items = node.values() if type(node) is dict else node
-        try:
-            total = sum(items)
-        except TypeError:  # not numbers only
-            for item in items:
-                kind = type(item)
-                if kind is list or kind is dict:
-                    if level >= deepest:
-                        deepest = level + 1
-                    if item:
-                        pending.append((item, level + 1))
-                elif kind is float and not (
-                    -_FLOAT_FROM_BIG_INTEGER < item < _FLOAT_FROM_BIG_INTEGER
-                ):
+        if len(items) >= _LONG:
+            numbers = _numbers_in_range(items)
+            if numbers is not None:
+                if not numbers:
                     return -1
-            continue
-        if type(total) is float and not (
-            min(items) > -_FLOAT_FROM_BIG_INTEGER and max(items) < _FLOAT_FROM_BIG_INTEGER
-        ):
-            return -1
+                continue
+        for item in items:
+            kind = type(item)
+            if kind is list or kind is dict:
+                if level >= deepest:
+                    deepest = level + 1
+                if item:
+                    pending.append((item, level + 1))
+            elif kind is float and not -_FLOAT_FROM_BIG_INTEGER < item < _FLOAT_FROM_BIG_INTEGER:
+                return -1
     return deepest
 
 
+_LONG = 16  # below it, trying sum() (an exception where not numbers only) costs more than a loop
+
+
+def _numbers_in_range(items: Any) -> bool | None:
+    """None where `items` are not numbers only, else whether no float is of 2**63 or more."""
+    try:
+        total = sum(items)
+    except TypeError:
+        return None
+    if type(total) is int:  # ints and bools only
+        return True
+    return bool(min(items) > -_FLOAT_FROM_BIG_INTEGER and max(items) < _FLOAT_FROM_BIG_INTEGER)
+
+
 def _json_loads_reaches(depth: int) -> bool:
-    """Whether `json.loads` parses `depth` levels here (two frames below `request_json`).
+    """Whether `json.loads`, called where `request_json` calls it, parses `depth` levels.
 
     Python 3.10 and 3.11 count each level against the recursion limit, as Python calls, so the
     answer depends on the stack in use; later versions count C recursion or stack space. Each
-    level of arrays and of objects counts alike (`_json.c`'s `scan_once_unicode`).
+    level of arrays and of objects counts alike (`_json.c`'s `scan_once_unicode`). The scanner
+    is called here directly, at the Python depth `json.loads` calls it from (`json.loads`,
+    `JSONDecoder.decode` and `raw_decode` from `request_json`; `orjson_value` and this function
+    here), with two levels more for safety: a doubt only sends the body to `json.loads`.
     """
+    levels = depth + 2
     try:
-        json.loads(_OPEN[:depth] + _CLOSE[:depth])
+        _scan_once(_OPEN[:levels] + _CLOSE[:levels], 0)
     except RecursionError:
         return False
     return True
+
+
+# The C scanner json.loads runs (JSONDecoder sets it in __init__; typeshed leaves it out).
+_scan_once: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
