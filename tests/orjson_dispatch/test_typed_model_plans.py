@@ -232,3 +232,41 @@ def test_a_class_met_before_its_schema_is_built_gets_code() -> None:
     assert model_json(value, by_alias=True) == b'{"parts":[{"text":"a"}]}'
     assert class_encoder(Whole, by_alias=True)[0] is not None
     assert class_encoder(Part, by_alias=True)[0] is not None
+
+
+# --- unions of bulk data: list[float] | str, X | Any | None -----------------------------------
+
+
+class Vector(BaseModel):
+    embedding: list[float] | str
+    logprobs: Message | Any | None = None
+    items: list[Message] | dict[str, Message] | None = None
+
+
+class SubMessage(Message):
+    secret: str = "s3cret"
+
+
+_UNION_VALUES: list[dict[str, Any]] = [
+    {"embedding": [0.5, 1.5]},
+    {"embedding": "AAAA", "logprobs": Message(content="a")},
+    {"embedding": [1, 2], "logprobs": {"content": [1, 2.5]}},  # ints held by list[float]
+    {"embedding": [], "logprobs": 3, "items": {"k": Message(content="b")}},
+    {"embedding": [0.25], "logprobs": SubMessage(content="c"), "items": [Message(content="d")]},
+    {"embedding": [0.25], "items": [SubMessage(content="e")]},
+]
+
+
+@pytest.mark.parametrize("fields", _UNION_VALUES)
+def test_unions_of_bulk_data_are_written_by_the_generated_code(fields: dict[str, Any]) -> None:
+    source, _ = class_encoder(Vector, by_alias=True)
+    assert source is not None
+    assert not any("_by_pydantic(d[" in line for line in source.body)
+    value = Vector.model_construct(**{"logprobs": None, "items": None, **fields})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pydantic warns of values of other types
+        expected = value.model_dump_json().encode()
+        assert model_json(value, by_alias=True) == expected
+        assert dumps(value) == fastapi_untyped(value)
+        validated = Vector.model_validate(fields)
+        assert dumps(validated, response_model=Vector) == fastapi_typed(Vector, validated)

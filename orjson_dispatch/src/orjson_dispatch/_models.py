@@ -238,7 +238,7 @@ class _Checks:
             inner = self.expression(schema["schema"], value)
             if inner is None:
                 return None
-            if self.resolve(schema["schema"])["type"] in _CONTAINERS:
+            if self.resolve(schema["schema"])["type"] in (*_CONTAINERS, "union"):
                 return f"({value} is None or {inner})"
         if kind in _CONTAINERS:
             items, values = self._items(schema, value)
@@ -250,12 +250,58 @@ class _Checks:
             names = "_".join(sorted(cls.__name__ for cls in items))
             superset = self.name(items.issuperset, f"items_of_{names}")
             return f"(type({value}) is {container} and {superset}(map(type, {values})))"
-        classes = self.types(schema)
+        try:
+            classes = self.types(schema)
+        except NotPlainError:
+            if kind != "union":
+                raise
+            return self._union(schema, value)
         if len(classes) == 1:
             (cls,) = classes
             return f"type({value}) is {self.name(cls, cls.__name__)}"
         names = "_".join(sorted(cls.__name__ for cls in classes))
         return f"type({value}) in {self.name(classes, f'one_of_{names}')}"
+
+    def _union(self, schema: Any, value: str) -> str:
+        """Return the check of a union holding containers or `Any` (which `types` refuses).
+
+        pydantic writes a value with the member its exact type matches: a list in
+        `list[float] | str` as the list member (its scalar items unchecked, as for a list
+        field). With an `Any` member, pydantic tries the others first, then infers: a value of
+        exactly a member's class is written by that member, a value that is an instance of no
+        member's class (nor a model) by inference, as orjson does; only models and None may
+        then be the other members (pydantic would convert an int by a `float` member).
+
+        Raises:
+            NotPlainError: Another union (two members of one container kind...).
+        """
+        classes: frozenset[type[Any]] = frozenset()
+        containers: list[str] = []
+        kinds: set[str] = set()
+        inferred = False
+        for member in schema["choices"]:
+            resolved = self.resolve(member[0] if isinstance(member, tuple) else member)
+            kind = resolved["type"]
+            if kind == "any":
+                inferred = True
+            elif kind in _CONTAINERS:
+                if kind in kinds:
+                    raise NotPlainError
+                kinds.add(kind)
+                items = self.expression(resolved, value)
+                cls = self.name(_CONTAINERS[kind], kind)
+                containers.append(items or f"type({value}) is {cls}")
+            else:
+                classes |= self.types(resolved)
+        named = self.name(classes, "one_of_" + "_".join(sorted(c.__name__ for c in classes)))
+        if inferred:
+            if containers or not all(
+                issubclass(cls, BaseModel) or cls is type(None) for cls in classes
+            ):
+                raise NotPlainError
+            others = self.name((*classes, BaseModel), "models")
+            return f"(type({value}) in {named} or not isinstance({value}, {others}))"
+        return f"({' or '.join([f'type({value}) in {named}', *containers])})"
 
     def _items(self, schema: Any, value: str) -> tuple[frozenset[type[Any]] | None, str]:
         """Return the classes a container's items must be of, and its items' expression.
