@@ -114,7 +114,7 @@ def test_endpoints_answer_like_fastapi_over_a_real_server(twin: Twin, live_serve
 @st.composite
 def dumps_cases(draw: st.DrawFn) -> tuple[SdkCase, dict[str, Any]]:
     case = draw(sdk_values())
-    options = {**draw(ENCODER_OPTIONS), **draw(field_selections(case.cls))}
+    options = {**draw(ENCODER_OPTIONS), **draw(field_selections(case))}
     return case, options
 
 
@@ -146,7 +146,7 @@ def route_cases(draw: st.DrawFn) -> tuple[SdkCase, dict[str, Any], bool]:
     typed = draw(st.booleans())
     options: dict[str, Any] = dict(draw(ROUTE_FLAGS)) if typed else {}
     if typed:
-        selection = draw(field_selections(case.cls))
+        selection = draw(field_selections(case))
         options |= {f"response_model_{name}": names for name, names in selection.items()}
     return case, options, typed
 

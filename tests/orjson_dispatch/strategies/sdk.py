@@ -159,7 +159,16 @@ def sdk_values(draw: st.DrawFn) -> SdkCase:
     return SdkCase(name, cls, data, built)
 
 
-def field_selections(cls: type[BaseModel]) -> st.SearchStrategy[dict[str, Any]]:
-    """``include`` and/or ``exclude`` as a set of the model's field names, or neither."""
-    names = st.sets(st.sampled_from(sorted(cls.model_fields)), max_size=4)
-    return st.fixed_dictionaries({}, optional={"include": names, "exclude": names})
+def field_selections(case: SdkCase) -> st.SearchStrategy[dict[str, Any]]:
+    """``include`` and/or ``exclude``, or neither: a set of the model's field names, or the
+    keys of the items of its first list (``{"output": {"__all__": {...}}}``, ``{0: ...}``)."""
+    selection: st.SearchStrategy[Any] = st.sets(
+        st.sampled_from(sorted(case.cls.model_fields)), max_size=4
+    )
+    first = _first_item(case.data)
+    if first is not None:
+        key, item = first
+        keys = st.sets(st.sampled_from(sorted(item)), min_size=1, max_size=3)
+        which = st.sampled_from(["__all__", 0])
+        selection |= st.builds(lambda index, names: {key: {index: names}}, which, keys)
+    return st.fixed_dictionaries({}, optional={"include": selection, "exclude": selection})
