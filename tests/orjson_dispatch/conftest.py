@@ -4,6 +4,7 @@
 * ``twin``: a fresh FastAPI app serving each endpoint plain and under ``@dispatch``;
 * ``route_twin``: the same, each endpoint served by an ``APIRoute`` and by a ``DispatchRoute``;
 * ``live_server``: run an app on a real uvicorn server, stopped when the test ends;
+* ``live``: one real uvicorn server per configuration (``live_streams.SERVERS``) for a module;
 * ``fresh_endpoint_context``: FastAPI's cache of endpoint locations, empty for the test.
 
 The hypothesis profiles are registered here (``strategies.register_profiles``).
@@ -20,6 +21,7 @@ from orjson_dispatch._route import DispatchRoute
 
 from tests.orjson_dispatch.apps import Ask, LiveServer, Twin, uvicorn_server
 from tests.orjson_dispatch.apps import ask as ask_in_process
+from tests.orjson_dispatch.live_streams import SERVERS, LiveApp
 from tests.orjson_dispatch.strategies import register_profiles
 
 register_profiles()
@@ -63,3 +65,10 @@ def live_server() -> Iterator[LiveServer]:
     """``live_server(app) -> base URL`` of a real uvicorn server on a free loopback port."""
     with contextlib.ExitStack() as servers:
         yield lambda app: servers.enter_context(uvicorn_server(app))
+
+
+@pytest.fixture(scope="module", params=SERVERS, ids=["-".join(server) for server in SERVERS])
+def live(request: pytest.FixtureRequest) -> Iterator[LiveApp]:
+    """A running uvicorn server (httptools or h11, asyncio or uvloop); ``live.add`` routes."""
+    with LiveApp(*request.param) as app:
+        yield app

@@ -45,7 +45,8 @@ class Wire:
 class LiveApp:
     """A FastAPI app served by uvicorn in a thread; routes are added while it runs."""
 
-    def __init__(self, http: str, loop: str, **config: Any) -> None:
+    def __init__(self, http: str, loop: str, *, sndbuf: int | None = None, **config: Any) -> None:
+        """Configure the server; ``sndbuf`` fixes the send buffer of its connections (bytes)."""
         self.app = FastAPI()
         self.config = uvicorn.Config(
             self.app,
@@ -58,8 +59,16 @@ class LiveApp:
             **config,
         )
         self.server = uvicorn.Server(self.config)
-        self._thread = threading.Thread(target=self.server.run, daemon=True)
-        self.port = 0
+        # Accepted connections inherit the listening socket's send buffer; a fixed one is not
+        # grown by the kernel (up to net.ipv4.tcp_wmem's 4 MB), so it holds what it says.
+        self._socket = socket.socket()
+        if sndbuf is not None:
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
+        self._socket.bind(("127.0.0.1", 0))
+        self.port = self._socket.getsockname()[1]
+        self._thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
 
     def __enter__(self) -> LiveApp:
         self._thread.start()
@@ -68,12 +77,12 @@ class LiveApp:
                 break
             threading.Event().wait(0.01)
         assert self.server.started, "uvicorn did not start"
-        self.port = self.server.servers[0].sockets[0].getsockname()[1]
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self._thread.join(10)
+        self._socket.close()
 
     def add(self, endpoint: Callable[..., Any], **route: Any) -> str:
         """Serve ``endpoint`` at a fresh path; return the path."""
@@ -81,9 +90,9 @@ class LiveApp:
         self.app.router.add_api_route(path, endpoint, methods=["GET"], **route)
         return path
 
-    def fetch(self, path: str, **client: Any) -> Wire:
-        """``fetch(self.port, path)``."""
-        return fetch(self.port, path, **client)
+    def fetch(self, path: str, reader: Reader | None = None) -> Wire:
+        """``fetch(self.port, path, reader)``."""
+        return fetch(self.port, path, reader)
 
 
 @dataclasses.dataclass
@@ -93,6 +102,8 @@ class Reader:
     rcvbuf: int | None = None
     read_size: int = 65536
     pause: float = 0.0
+    #: Close the connection once this many body bytes arrived (0: right after the headers).
+    leave_after: int | None = None
 
 
 def fetch(port: int, path: str, reader: Reader | None = None) -> Wire:
@@ -104,7 +115,7 @@ def fetch(port: int, path: str, reader: Reader | None = None) -> Wire:
         status, headers = _head(stream)
         assert headers.get("transfer-encoding") == "chunked", headers
         body = bytearray()
-        while True:
+        while reader.leave_after is None or len(body) < reader.leave_after:
             size_line = stream.line()
             if size_line is None:
                 return Wire(status, headers, bytes(body), complete=False)
@@ -116,6 +127,7 @@ def fetch(port: int, path: str, reader: Reader | None = None) -> Wire:
             if size == 0:
                 return Wire(status, headers, bytes(body), complete=True)
             body += data[:-2]
+        return Wire(status, headers, bytes(body), complete=False)  # the client left
 
 
 def _head(stream: _Bytes) -> tuple[int, dict[str, str]]:

@@ -1,0 +1,144 @@
+"""How a stream lives over a real server: a slow reader, a custom route class wrapping the body.
+
+FastAPI's stream of the same generator is the oracle, on the same running server (``live``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+from starlette.responses import StreamingResponse
+
+from orjson_dispatch import DispatchRoute, StreamSettings
+from tests.orjson_dispatch.live_streams import SERVERS, SOCKET_TIMEOUT, LiveApp, Reader
+from tests.orjson_dispatch.streams_harness import KINDS
+
+#: Events larger than what a socket's buffers hold: each takes many reads to drain.
+LARGE = "x" * 2_000_000
+
+
+class Patient(DispatchRoute):
+    """Ends the stream of a client that takes nothing for half a second."""
+
+    stream_settings = StreamSettings(send_timeout=0.5)
+
+
+async def large_events() -> AsyncIterator[str]:
+    yield LARGE
+    await anyio.sleep(0)
+    yield "sent once the large one has drained"
+
+
+@pytest.fixture(scope="module", params=[SERVERS[0], SERVERS[-1]], ids="-".join)
+def narrow(request: pytest.FixtureRequest) -> Iterator[LiveApp]:
+    """A server whose connections have a fixed 64 KiB send buffer."""
+    with LiveApp(*request.param, sndbuf=65536) as app:
+        yield app
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_slow_steady_reader_gets_the_whole_stream(narrow: LiveApp, kind: str) -> None:
+    """A small receive buffer read 16 KiB at a time, 10 ms apart: at most 1.6 MB/s.
+
+    The 2 MB event then takes more than a second to drain from the server's buffers (they
+    hold about 200 KB), though the client never stops taking bytes: a timeout of one send
+    would cut it; what is timed is the time in which the client took nothing.
+    """
+    fastapi = narrow.fetch(narrow.add(large_events, **KINDS[kind]))
+    path = narrow.add(large_events, route_class_override=Patient, **KINDS[kind])
+    ours = narrow.fetch(path, Reader(rcvbuf=16384, read_size=16384, pause=0.01))
+    assert fastapi.complete
+    assert ours.complete, len(ours.body)
+    assert ours.body == fastapi.body
+
+
+def wrapping(route_class: type[APIRoute]) -> type[APIRoute]:
+    """``route_class`` with FastAPI's custom route pattern: the stream's body iterator wrapped."""
+
+    class Wrapping(route_class):  # type: ignore[valid-type,misc]
+        def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+            handler = super().get_route_handler()
+
+            async def wrapped(request: Request) -> Response:
+                response: Response = await handler(request)
+                if isinstance(response, StreamingResponse):
+                    inner = response.body_iterator
+
+                    async def tagged() -> AsyncIterator[bytes]:
+                        async for chunk in inner:
+                            assert isinstance(chunk, bytes)
+                            yield chunk.upper()
+                        yield b": wrapped\n\n"
+
+                    response.body_iterator = tagged()
+                return response
+
+            return wrapped
+
+    return Wrapping
+
+
+async def tokens() -> AsyncIterator[str]:
+    for text in ("a", "b"):
+        yield text
+        await anyio.sleep(0)
+
+
+def test_a_route_class_wrapping_the_body_iterator_is_honoured(live: LiveApp) -> None:
+    fastapi, ours = (
+        live.fetch(live.add(tokens, route_class_override=wrapping(base), **KINDS["sse"]))
+        for base in (APIRoute, DispatchRoute)
+    )
+    assert fastapi.complete
+    assert ours.complete
+    assert ours.body == fastapi.body == b'DATA: "A"\n\nDATA: "B"\n\n: wrapped\n\n'
+
+
+def test_graceful_shutdown_closes_open_streams_generators_as_fastapi() -> None:
+    """Streams still open when the server shuts down have their generators' ``finally`` run.
+
+    ``should_exit`` is what uvicorn's SIGTERM handler sets; the streams outlive the graceful
+    shutdown timeout, after which uvicorn cancels their tasks.
+    """
+    finished: dict[tuple[str, str], threading.Event] = {}
+
+    def endless(key: tuple[str, str]) -> Callable[[], AsyncIterator[str]]:
+        finished[key] = threading.Event()
+
+        async def stream() -> AsyncIterator[str]:
+            try:
+                yield "first"
+                await anyio.sleep_forever()
+            finally:
+                finished[key].set()
+
+        return stream
+
+    # The clients are closed after the server has shut down (their stack is left last).
+    with (
+        contextlib.ExitStack() as open_,
+        LiveApp(*SERVERS[0], timeout_graceful_shutdown=1) as server,
+    ):
+        for kind in KINDS:
+            for side, route_class in (("fastapi", APIRoute), ("dispatch", DispatchRoute)):
+                path = server.add(
+                    endless((kind, side)), route_class_override=route_class, **KINDS[kind]
+                )
+                client = open_.enter_context(socket.create_connection(("127.0.0.1", server.port)))
+                client.settimeout(SOCKET_TIMEOUT)
+                client.sendall(f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n".encode())
+                received = b""
+                while b"first" not in received:
+                    received += client.recv(4096)
+    assert {key: event.is_set() for key, event in finished.items()} == dict.fromkeys(finished, True)
