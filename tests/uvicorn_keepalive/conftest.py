@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from uvicorn_keepalive import _settings
+from uvicorn_keepalive import _settings, _socket
 
 LOGGER = "uvicorn.error.keepalive"
 
@@ -23,8 +23,10 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         if variable.startswith("UVICORN_KEEPALIVE_"):
             monkeypatch.delenv(variable)
     _settings.environment.cache_clear()
+    _socket.plan.cache_clear()  # some tests hide or fake socket's constants
     yield
     _settings.environment.cache_clear()
+    _socket.plan.cache_clear()
 
 
 @pytest.fixture

@@ -269,11 +269,9 @@ def test_check_names_a_bad_variable_and_exits_3(variable: str, value: str, messa
 
 
 def test_check_is_the_only_command() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "uvicorn_keepalive"], capture_output=True, text=True, check=False
-    )
-    assert result.returncode == 2
-    assert "the following arguments are required: --check" in result.stderr
+    result = run("-m", "uvicorn_keepalive")
+    assert result.returncode == 1
+    assert result.stderr.startswith("usage: python -m uvicorn_keepalive --check\n")
 
 
 def test_settings_pickle() -> None:

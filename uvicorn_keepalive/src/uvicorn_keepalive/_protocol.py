@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import functools
-from typing import TYPE_CHECKING, ClassVar, Literal, cast, overload
+from typing import TYPE_CHECKING, ClassVar, Literal, overload
 
 from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -31,26 +31,19 @@ class _Keepalive(asyncio.Protocol):
                 apply(sock, self._plan)
             except Exception:  # never let the options break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
-            # The one place the settings are said: by its first connection, uvicorn (or the
-            # gunicorn worker) has set up logging. Written once: assigning a class attribute
-            # invalidates the interpreter's attribute caches.
+            # The one place the settings are said: logging is set up by the first connection.
+            # Written once: assigning a class attribute invalidates attribute caches.
             if not self._announced:
                 logger.info("%s", self.keepalive)
                 type(self)._announced = True
         super().connection_made(transport)
 
-    @classmethod
-    def _configure(cls, settings: KeepaliveSettings) -> None:
-        cls.keepalive, cls._plan, cls._announced = settings, plan(settings), False
-
 
 class Protocol(_Keepalive, HttpToolsProtocol):
-    """uvicorn's httptools protocol applying the settings to every TCP connection.
+    """uvicorn's httptools protocol applying the environment's settings to each TCP connection.
 
-    ``uvicorn --http uvicorn_keepalive:Protocol app:app``. Its settings are read from the
-    environment when ``uvicorn_keepalive.Protocol`` is first looked up in a process (by
-    uvicorn at startup, in each worker): a bad variable is logged at ERROR and ends the
-    process with status 3, on which uvicorn and gunicorn stop. See also `protocol`.
+    Read at the first lookup of ``uvicorn_keepalive.Protocol`` (``--http``'s, at startup): a
+    bad variable is logged at ERROR and ends the process with status 3.
     """
 
 
@@ -58,18 +51,18 @@ class H11Protocol(_Keepalive, _UvicornH11Protocol):
     """uvicorn's h11 protocol applying the settings: the same as `Protocol` otherwise."""
 
 
-BASES: dict[str, type[_Keepalive]] = {"httptools": Protocol, "h11": H11Protocol}
-for _cls in BASES.values():
-    _cls.__module__ = "uvicorn_keepalive"  # documented and pickled under its public name
+BASES: dict[str, type[_Keepalive]] = {"httptools": Protocol, "h11": H11Protocol}  # by http=
+Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"  # pickled by public name
 
 
 @functools.cache
 def _subclass(http: str, settings: KeepaliveSettings) -> type[_Keepalive]:
     fields = ", ".join(f"{k}={v}" for k, v in vars(settings).items() if v is not None)
     name, base = f"{BASES[http].__name__}({fields})", BASES[http]
-    namespace = {"__module__": __name__, "__qualname__": name, "__doc__": base.__doc__}
-    cls = cast("type[_Keepalive]", type(name, (base,), namespace))
-    cls._configure(settings)
+    namespace = {"__module__": __name__, "__qualname__": name, "__doc__": base.__doc__,
+                 "_announced": False}  # fmt: skip
+    cls: type[_Keepalive] = type(name, (base,), namespace)
+    cls.keepalive, cls._plan = settings, plan(settings)
     return cls
 
 
@@ -99,9 +92,8 @@ def protocol(
 ) -> type[_Keepalive]:  # fmt: skip
     """A subclass of `Protocol` (``http="h11"``: of `H11Protocol`) with these settings.
 
-    Settings as `KeepaliveSettings` says; another ``http`` raises ValueError. The same
-    settings give the same class in a process; it pickles by its name, which holds the
-    settings, so that uvicorn's ``workers > 1`` rebuilds it in each worker.
+    Settings as `KeepaliveSettings` says. The same settings give the same class; it pickles
+    by its name, which holds them, so uvicorn's ``workers > 1`` rebuilds it in each worker.
     """
     if http not in BASES:
         raise ValueError(f'http must be "httptools" or "h11", got {http!r}')

@@ -9,21 +9,17 @@ import os
 from collections.abc import Mapping
 from typing import TypedDict
 
-# A child of uvicorn's "uvicorn.error" logger: uvicorn's handlers, format and --log-level
-# apply to it, and it can still be tuned on its own.
+# A child of "uvicorn.error": uvicorn's handlers, format and --log-level apply to it.
 logger = logging.getLogger("uvicorn.error.keepalive")
 # uvicorn's STARTUP_FAILURE and gunicorn's WORKER_BOOT_ERROR: both stop on it, not respawn.
 STARTUP_FAILURE = 3
-# Linux caps the keepalive options (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in
-# include/net/tcp.h), answering EINVAL beyond: the same bounds everywhere make a setting
-# portable. TCP_USER_TIMEOUT takes a C int.
+# Linux's caps (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in include/net/tcp.h),
+# everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C int.
 RANGES = {"idle": (32767, "seconds"), "interval": (32767, "seconds"), "count": (127, "probes"),
           "user_timeout": (2**31 - 1, "milliseconds")}  # fmt: skip
 
 
-class Fields(TypedDict, total=False):
-    """The fields of `KeepaliveSettings` as keyword arguments: the one signature of settings."""
-
+class Fields(TypedDict, total=False):  # KeepaliveSettings' fields: the settings' signature
     idle: int
     interval: int
     count: int
@@ -35,19 +31,14 @@ class Fields(TypedDict, total=False):
 class KeepaliveSettings:
     """Validated settings: TCP keepalive, and TCP_NODELAY.
 
-    After ``idle`` seconds without data (1 to 32767, default 60) a connection gets a probe,
-    then one every ``interval`` seconds (1 to 32767, default 10) while the peer is silent;
-    after ``count`` (1 to 127, default 3) unanswered probes the kernel resets it.
-    ``user_timeout`` (Linux's TCP_USER_TIMEOUT, 1 to 2**31 - 1 ms; default None: unset)
-    bounds how long sent data may stay unacknowledged; ``nodelay=False`` leaves TCP_NODELAY
-    as the event loop set it. A wrong type raises TypeError (``idle must be an int (seconds),
-    got '60'``), a value out of range ValueError (``idle=0 is out of range: 1 to 32767
-    seconds``).
-
-    `protocol`, `set_keepalive`, `socket_options` and `socket_factory` take a
-    ``KeepaliveSettings``, and these fields as keyword arguments, which replace its fields
-    (or the defaults); given neither, the settings of `from_environment`, read once per
-    process. Given either, they never read the environment.
+    After ``idle`` s without data (1 to 32767, default 60) a connection gets a probe, then
+    one every ``interval`` s (1 to 32767, default 10); after ``count`` (1 to 127, default 3)
+    unanswered the kernel resets it. ``user_timeout``: TCP_USER_TIMEOUT (1 to 2**31 - 1 ms,
+    None: unset); ``nodelay=False`` leaves TCP_NODELAY to the event loop. Bad values raise
+    TypeError or ValueError with the value and range: ``idle=0 is out of range: 1 to 32767
+    seconds``. The functions taking settings take one of these and/or its fields by name
+    (replacing its fields, or the defaults'); given neither, `from_environment`'s, read once
+    per process; given either, they never read the environment.
     """
 
     idle: int = 60
@@ -63,7 +54,7 @@ class KeepaliveSettings:
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int ({unit}), got {value!r}")
-            _check_range(f"{name}={value}", name, value)
+            _in_range(f"{name}={value}", name, value)
         if not isinstance(self.nodelay, bool):
             raise TypeError(f"nodelay must be a bool, got {self.nodelay!r}")
 
@@ -85,11 +76,10 @@ class KeepaliveSettings:
     ) -> KeepaliveSettings:
         """Each setting from the variable ``prefix`` + its name in capitals, else its default.
 
-        ``environ`` defaults to ``os.environ`` (an adopter's configuration reads with its own
-        ``prefix``). Empty or blank is unset; a value is ASCII decimal digits, blanks around
-        allowed (``NODELAY``: ``1`` or ``0``), else ValueError names the variable, its value
-        and the range: ``UVICORN_KEEPALIVE_IDLE='0' is out of range: 1 to 32767 seconds``.
-        Other variables starting with ``prefix`` are logged at WARNING and ignored.
+        ``environ``: ``os.environ``, or a server's own configuration. Blank is unset; a value
+        is ASCII digits (``NODELAY``: 1 or 0), else ValueError names the variable, its value
+        and range: ``UVICORN_KEEPALIVE_IDLE='0' is out of range: 1 to 32767 seconds``. Other
+        variables starting with ``prefix`` are logged at WARNING and ignored.
         """
         environ = os.environ if environ is None else environ
         variables = {name: prefix + name.upper() for name in (*RANGES, "nodelay")}
@@ -101,43 +91,29 @@ class KeepaliveSettings:
                 )
         values: dict[str, int | bool] = {}
         for name, variable in variables.items():
-            if not (raw := environ.get(variable, "").strip()):
-                continue
-            given = f"{variable}={environ[variable]!r}"
-            if name == "nodelay" and raw not in ("0", "1"):
+            raw, given = environ.get(variable, "").strip(), f"{variable}={environ.get(variable)!r}"
+            if name == "nodelay" and raw not in ("", "0", "1"):
                 raise ValueError(f"{given} must be 1 or 0")
-            # int() would also take "1_0", "+5" and non-ASCII digits such as "٣".
-            if not (raw.isascii() and raw.isdigit()):
+            if raw and not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
                 raise ValueError(f"{given} is not a decimal integer (ASCII digits 0-9)")
-            if name != "nodelay":
-                _check_range(given, name, int(raw))
-            values[name] = raw == "1" if name == "nodelay" else int(raw)
+            if raw:
+                values[name] = raw == "1" if name == "nodelay" else _in_range(given, name, int(raw))
         return cls(**values)  # type: ignore[arg-type]
 
 
-def _check_range(given: str, name: str, value: int) -> None:
+def _in_range(given: str, name: str, value: int) -> int:
     high, unit = RANGES[name]
     if not 1 <= value <= high:
         raise ValueError(f"{given} is out of range: 1 to {high} {unit}")
+    return value
 
 
-@functools.cache
-def environment() -> KeepaliveSettings:
-    """`KeepaliveSettings.from_environment` of ``os.environ``, read once per process."""
-    return KeepaliveSettings.from_environment()
-
-
-def environment_or_exit() -> KeepaliveSettings:
-    """`environment`; a bad variable is logged at ERROR and ends the process with status 3."""
-    try:
-        return environment()
-    except ValueError as exc:
-        logger.error("%s", exc)
-        raise SystemExit(STARTUP_FAILURE) from None
+#: `KeepaliveSettings.from_environment` of ``os.environ``, read once per process.
+environment = functools.cache(KeepaliveSettings.from_environment)
 
 
 def resolve(settings: KeepaliveSettings | None, fields: Fields) -> KeepaliveSettings:
-    """The settings a function was given, as `KeepaliveSettings` says."""
+    # The settings a function was given, as KeepaliveSettings says.
     if settings is None:
         return KeepaliveSettings(**fields) if fields else environment()
     if not isinstance(settings, KeepaliveSettings):

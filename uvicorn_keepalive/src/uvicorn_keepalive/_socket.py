@@ -14,32 +14,27 @@ from uvicorn_keepalive._settings import Fields, KeepaliveSettings, logger, resol
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-#: A ``socket.socket`` or asyncio's ``TransportSocket``; uvloop's ``PseudoSocket`` is untyped.
-SocketLike = socket.socket | TransportSocket
-#: The calls applying some settings here: ``(name, level, option, value)`` for setsockopt,
-#: SO_KEEPALIVE first; level None for Windows' SIO_KEEPALIVE_VALS ioctl, where Python has no
-#: TCP_KEEPIDLE (Windows before 10 1709, whose Python build removes the constants):
+SocketLike = socket.socket | TransportSocket  # uvloop's PseudoSocket is untyped
+#: ``(name, level, option, value)`` for setsockopt, SO_KEEPALIVE first; level None: Windows'
+#: SIO_KEEPALIVE_VALS ioctl where Python has no TCP_KEEPIDLE (before Windows 10 1709):
 #: https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
-Plan = tuple[tuple[str, int | None, int, Any], ...]
+Call = tuple[str, int | None, int, Any]
+Plan = tuple[Call, ...]
 _CONSTANTS = ("TCP_KEEPIDLE", "TCP_KEEPALIVE", "TCP_KEEPINTVL", "TCP_KEEPCNT",
               "TCP_USER_TIMEOUT", "TCP_NODELAY", "SIO_KEEPALIVE_VALS")  # fmt: skip
 
 
 def is_tcp(address: object) -> bool:
-    """Whether a socket whose local address is ``address`` is TCP over IPv4 or IPv6."""
-    # Python decodes an address by the family the kernel reports: a tuple for IP, a path for
-    # AF_UNIX. The socket object's family may lie (uvicorn wraps an --fd listener as AF_UNIX)
-    # and its proto may be 0 (uvicorn's --workers listener).
+    # Whether a socket whose local address is ``address`` is TCP over IPv4 or IPv6: Python
+    # decodes an address by the family the kernel reports, a tuple for IP, a path for AF_UNIX.
+    # The socket's family may lie (uvicorn wraps an --fd listener as AF_UNIX), its proto be 0.
     return isinstance(address, tuple)
 
 
-def plan(settings: KeepaliveSettings) -> Plan:
-    """The calls that apply ``settings``, worked out (and warned about) once per process."""
-    return _plan(settings, tuple(getattr(socket, name, None) for name in _CONSTANTS))
-
-
 @functools.lru_cache(maxsize=64)
-def _plan(settings: KeepaliveSettings, constants: tuple[int | None, ...]) -> Plan:
+def plan(settings: KeepaliveSettings) -> Plan:
+    # The calls applying ``settings``, worked out (and warned about) once per process.
+    constants = (getattr(socket, name, None) for name in _CONSTANTS)
     keepidle, keepalive, keepintvl, keepcnt, user_timeout, nodelay, sio = constants
     ioctl = sio if keepidle is None and keepalive is None else None
     if settings.user_timeout is not None and settings.user_timeout < settings.detection_time * 1000:
@@ -50,9 +45,7 @@ def _plan(settings: KeepaliveSettings, constants: tuple[int | None, ...]) -> Pla
             "a single unanswered keepalive probe will close an idle connection",
             *(settings.user_timeout, settings.detection_time * 1000),
         )
-    calls: list[tuple[str, int | None, int, Any]] = [
-        ("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    ]
+    calls: list[Call] = [("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
     # macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
     idle = "TCP_KEEPALIVE" if keepidle is None and keepalive is not None else "TCP_KEEPIDLE"
     missing = []
@@ -79,25 +72,22 @@ def _plan(settings: KeepaliveSettings, constants: tuple[int | None, ...]) -> Pla
 
 
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
-    """Make the calls of ``plan`` on ``sock`` as `set_keepalive` says; return what was applied."""
+    # Make the calls of ``plan`` on ``sock`` as set_keepalive says; return what was applied.
     applied: dict[str, int] = {}
     if (fileno := sock.fileno()) < 0:  # closed
         return applied
-    # Only a socket.socket has ioctl(): a transport's socket goes through one borrowing the
-    # descriptor, detached after (family and type given: no getsockopt).
+    # Only a socket.socket has ioctl(): borrow the descriptor in one, detached after.
     direct = isinstance(sock, socket.socket) or plan[-1][1] is not None
     target = sock if direct else socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
     try:
         for name, level, option, value in plan:
             try:
-                if level is None:
-                    target.ioctl(option, value)  # type: ignore[attr-defined,union-attr,unused-ignore]
-                    applied[f"{name}.keepalivetime"], applied[f"{name}.keepaliveinterval"] = value[
-                        1:
-                    ]
-                else:
+                if level is not None:
                     target.setsockopt(level, option, value)
                     applied[name] = value
+                    continue
+                target.ioctl(option, value)  # type: ignore[attr-defined,union-attr,unused-ignore]
+                applied[f"{name}.keepalivetime"], applied[f"{name}.keepaliveinterval"] = value[1:]
             except OSError as exc:
                 logger.debug("TCP keepalive: %s refused on fd %d: %s", name, fileno, exc)
                 if name == "SO_KEEPALIVE":
@@ -111,18 +101,14 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
 def set_keepalive(
     sock: SocketLike, settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
 ) -> dict[str, int]:
-    """Apply the settings to ``sock``, a connected or listening TCP socket; never raises OSError.
+    """Apply the settings to ``sock``, a TCP ``socket.socket`` or transport socket; no OSError.
 
-    ``sock`` is a ``socket.socket``, or an asyncio or uvloop transport's ``get_extra_info(
-    "socket")``. Sets ``SO_KEEPALIVE``, the idle time, interval and count with the options
-    this platform has (those it lacks are named in one WARNING line, once per process and
-    settings), ``TCP_USER_TIMEOUT`` when given, ``TCP_NODELAY`` unless ``nodelay=False``; one
-    the kernel refuses is logged at DEBUG and skipped. Settings as `KeepaliveSettings` says.
+    ``SO_KEEPALIVE``, then the options this platform has (those it lacks named in one WARNING
+    line per process and settings); one the kernel refuses is logged at DEBUG and skipped.
 
     Returns:
-        What was applied, e.g. ``{"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 60, "TCP_KEEPINTVL": 10,
-        "TCP_KEEPCNT": 3, "TCP_NODELAY": 1}``; empty when the socket is not TCP (left
-        untouched), is closed or refused ``SO_KEEPALIVE``.
+        What was applied, e.g. ``{"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 60, ...}``; empty when
+        the socket is not TCP (left untouched), is closed or refused ``SO_KEEPALIVE``.
     """
     calls = plan(resolve(settings, fields))
     try:
@@ -134,12 +120,7 @@ def set_keepalive(
 def socket_options(
     settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
 ) -> list[tuple[int, int, int]]:
-    """The ``(level, option, value)`` list for ``httpx.HTTPTransport(socket_options=...)``.
-
-    httpx's transports set them on every connection they open, so the ``openai`` and
-    ``anthropic`` clients get them through ``http_client=``. They are `set_keepalive`'s but
-    for the ioctl of Windows before 10 1709: use `socket_factory` there.
-    """
+    """`set_keepalive`'s options for ``httpx.HTTPTransport(socket_options=...)``, not an ioctl."""
     calls = plan(resolve(settings, fields))
     return [(level, option, value) for _, level, option, value in calls if level is not None]
 
@@ -147,11 +128,7 @@ def socket_options(
 def socket_factory(
     settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
 ) -> Callable[[tuple[Any, ...]], socket.socket]:
-    """A socket factory for ``aiohttp.TCPConnector(socket_factory=...)`` (aiohttp 3.12+).
-
-    aiohttp calls it with each ``getaddrinfo`` entry ``(family, type, proto, canonname,
-    address)``; it creates the socket and applies the settings as `set_keepalive` does.
-    """
+    """For ``aiohttp.TCPConnector(socket_factory=...)``: a socket made as `set_keepalive` says."""
     calls = plan(resolve(settings, fields))
 
     def create_socket(address_info: tuple[Any, ...]) -> socket.socket:

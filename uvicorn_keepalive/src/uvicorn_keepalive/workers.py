@@ -1,25 +1,16 @@
-"""gunicorn workers serving with `uvicorn_keepalive.Protocol` (install the ``gunicorn`` extra).
+"""gunicorn workers serving with `uvicorn_keepalive.Protocol` (the ``gunicorn`` extra).
 
-``gunicorn -k uvicorn_keepalive.workers.UvicornWorker app:app``. The settings are read when
-gunicorn's arbiter imports this module, before it forks any worker: a bad variable ends the
-arbiter there with status 3.
+``gunicorn -k uvicorn_keepalive.workers.UvicornWorker app:app``. gunicorn's arbiter imports
+this module before it forks a worker: a bad variable ends the arbiter there with status 3.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from uvicorn_worker import UvicornWorker as _UvicornWorker
+
 from uvicorn_keepalive import H11Protocol, Protocol
-
-try:
-    from uvicorn_worker import UvicornWorker as _UvicornWorker
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "uvicorn_keepalive.workers needs the gunicorn extra: "
-        "pip install 'uvicorn-keepalive[gunicorn]'"
-    ) from exc
-
-__all__ = ["UvicornH11Worker", "UvicornWorker"]
 
 
 class UvicornWorker(_UvicornWorker):  # type: ignore[misc]  # uvicorn-worker is untyped
