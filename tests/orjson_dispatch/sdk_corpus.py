@@ -37,6 +37,7 @@ __all__ = [
     "ChatCompletionChunk",
     "EmbeddingResponse",
     "ProxyChatResponse",
+    "PublicResponse",
     "Response",
     "TrainingResponse",
 ]
@@ -56,6 +57,19 @@ class TrainingResponse(Response):
     prompt_token_ids: list[int]
     output_token_ids: list[int]
     output_logprobs: list[float]
+
+
+class PublicResponse(TrainingResponse):
+    """A :class:`TrainingResponse` whose ``model_dump`` leaves the prompt's token ids out, as a
+    server hiding them from its public API writes it (FastAPI's untyped path calls it)."""
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        exclude = kwargs.get("exclude") or set()
+        if isinstance(exclude, dict):
+            kwargs["exclude"] = {**exclude, "prompt_token_ids": True}
+        else:
+            kwargs["exclude"] = {*exclude, "prompt_token_ids"}
+        return super().model_dump(**kwargs)
 
 
 # --- building ------------------------------------------------------------------------------------

@@ -77,6 +77,15 @@ def test_training_fields_are_sent_as_extras_and_as_a_subclass_fields() -> None:
         assert b'"output_logprobs":[' in sent
 
 
+def test_untyped_answers_are_the_models_own_model_dump() -> None:
+    # FastAPI's untyped path calls model_dump, which leaves the prompt's ids out; the typed
+    # path validates against the declared class and writes every field.
+    (case,) = (c for c in CASES if c.name == "public_response" and c.built == "validated")
+    for value in (case.model(), holder(case.model())):
+        assert b'"prompt_token_ids"' not in dumps(value)
+    assert b'"prompt_token_ids"' in dumps(case.model(), response_model=case.cls)
+
+
 @BOTH_ROUTES
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_endpoints_answer_like_fastapi(case: SdkCase, twin: Twin) -> None:

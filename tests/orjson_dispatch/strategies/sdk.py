@@ -26,6 +26,7 @@ from tests.orjson_dispatch.sdk_corpus import (
     ChatCompletionChunk,
     EmbeddingResponse,
     ProxyChatResponse,
+    PublicResponse,
     Response,
     TrainingResponse,
     anthropic_message,
@@ -57,6 +58,7 @@ MAKERS: dict[str, tuple[type[BaseModel], Callable[[int], dict[str, Any]]]] = {
         lambda seed: response(instructions=_INSTRUCTIONS, seed=seed),
     ),
     "training_response": (TrainingResponse, lambda seed: response(items=3, seed=seed)),
+    "public_response": (PublicResponse, lambda seed: response(items=3, seed=seed)),
     "anthropic_message": (AnthropicMessage, lambda seed: anthropic_message(seed=seed)),
     "embeddings": (EmbeddingResponse, lambda seed: embeddings(seed=seed)),
     "embeddings_base64": (
