@@ -23,6 +23,7 @@ Run it with ``scripts/demo``, or by hand::
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
@@ -214,6 +215,19 @@ def generate(prompt: str, max_tokens: int, seed: int | None) -> Iterator[tuple[i
         yield BYTE_TOKENS + word, math.log(rng.uniform(0.05, 1.0)), f" {VOCABULARY[word]}"
 
 
+async def decode(
+    prompt: str, max_tokens: int, seed: int | None
+) -> AsyncIterator[tuple[int, float, str]]:
+    """The tokens of ``generate`` as an inference engine hands them out: one step per token.
+
+    A real engine's stream (``async for output in engine.generate(...)``) waits for each
+    decoding step; the stream handlers below are written against that shape.
+    """
+    for token in generate(prompt, max_tokens, seed):
+        await asyncio.sleep(0)  # the decoding step
+        yield token
+
+
 def usage(prompt_tokens: int, completion_tokens: int) -> Usage:
     return Usage(
         prompt_tokens=prompt_tokens,
@@ -286,11 +300,11 @@ async def stream_completion(
     """One chunk per token, the usage chunk if asked for, then [DONE]."""
     chunk_id, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
     last = request.max_tokens - 1
-    for index, (_, _, text) in enumerate(
-        generate(request.prompt, request.max_tokens, request.seed)
-    ):
+    index = 0
+    async for _, _, text in decode(request.prompt, request.max_tokens, request.seed):
         choice = ChunkChoice(text=text, finish_reason="length" if index == last else None)
         yield CompletionChunk(id=chunk_id, created=created, model=MODEL, choices=[choice])
+        index += 1
     if request.stream_options and request.stream_options.include_usage:
         counts = usage(len(request.prompt.encode()), request.max_tokens)
         yield CompletionChunk(id=chunk_id, created=created, model=MODEL, choices=[], usage=counts)
@@ -326,7 +340,7 @@ async def stream_chat_completion(
         return ChatCompletionChunk(id=chunk_id, created=created, model=MODEL, choices=[choice])
 
     yield chunk(Delta(role="assistant", content=""))
-    for _, _, text in generate(request.prompt, request.max_tokens, request.seed):
+    async for _, _, text in decode(request.prompt, request.max_tokens, request.seed):
         yield chunk(Delta(content=text))
     yield chunk(Delta(), "length")
     if request.stream_options and request.stream_options.include_usage:

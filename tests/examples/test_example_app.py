@@ -200,6 +200,7 @@ def test_scripts_demo_serves_and_prints_a_working_curl_line() -> None:
         assert process.stdout is not None
         seen: list[str] = []
         curl = wait_for_line(process.stdout, r"^curl .*", seen, DEMO_INSTALL_TIMEOUT).group(0)
+        stream_curl = wait_for_line(process.stdout, r"^curl -sN .*", seen).group(0)
         assert f"http://127.0.0.1:{port}/openapi.json" in "".join(seen)
         wait_for_line(process.stdout, r"Uvicorn running on http://127.0.0.1:\d+", seen)
         answer = subprocess.run(
@@ -207,6 +208,13 @@ def test_scripts_demo_serves_and_prints_a_working_curl_line() -> None:
         )
         completion = Completion.model_validate_json(answer.stdout)
         assert len(completion.choices[0].token_ids) == 8
+        # check=True: curl exits 0 only for a body that ended with the chunked terminator (18
+        # is a partial transfer).
+        streamed = subprocess.run(
+            shlex.split(stream_curl), capture_output=True, text=True, timeout=30, check=True
+        )
+        assert streamed.stdout.count("data: {") == 8
+        assert streamed.stdout.endswith("data: [DONE]\n\n")
     finally:
         stop(process)
 

@@ -10,10 +10,12 @@ carrying the finish reason; then the usage chunk when ``stream_options.include_u
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import httpx
 import openai
+import orjson
 import pytest
 
 from examples.model_server import router
@@ -85,6 +87,28 @@ def test_stream_is_server_sent_events_ending_with_done(server: str, path: str) -
     assert events[-2:] == [b"data: [DONE]", b""]
     assert all(event.startswith(b"data: {") for event in events[:-2])
     assert whole.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("path", ["/v1/completions", "/v1/chat/completions"])
+def test_stream_ends_with_the_chunked_terminator(server: str, path: str) -> None:
+    """Read by a raw socket client to the terminating chunk (the ``openai`` client stops reading
+    at ``[DONE]``, and would not see a stream cut after it)."""
+    body = orjson.dumps(
+        {"prompt": "Hi", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+    )
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as client:
+        client.sendall(
+            f"POST {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+            + body
+        )
+        received = b""
+        while chunk := client.recv(65536):
+            received += chunk
+    head, _, chunked = received.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower()
+    assert chunked.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
 
 
 def test_completion_routes_are_serialized_by_orjson() -> None:
