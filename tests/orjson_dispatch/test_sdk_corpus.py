@@ -32,11 +32,13 @@ from tests.orjson_dispatch.strategies.http_cases import ENCODER_OPTIONS, ROUTE_F
 from tests.orjson_dispatch.strategies.sdk import (
     CASE_IDS,
     CASES,
+    LARGE_CASES,
     SdkCase,
     field_selections,
     sdk_values,
 )
 
+LARGE_IDS = [f"{case.name}-{case.built}" for case in LARGE_CASES]
 BOTH_ROUTES = pytest.mark.parametrize(
     "twin", [None, DispatchRoute], ids=["dispatch", "DispatchRoute"], indirect=True
 )
@@ -53,13 +55,13 @@ def holder(model: Any) -> dict[str, Any]:
     return {"object": "batch", "results": [model], "count": 1}
 
 
-@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("case", CASES + LARGE_CASES, ids=CASE_IDS + LARGE_IDS)
 def test_dumps_untyped_matches_jsonable_encoder(case: SdkCase) -> None:
     for value in (case.model(), holder(case.model())):
         assert_same_body(dumps(value), fastapi_untyped(value))
 
 
-@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+@pytest.mark.parametrize("case", CASES + LARGE_CASES, ids=CASE_IDS + LARGE_IDS)
 def test_dumps_typed_matches_fastapi_typed_path(case: SdkCase) -> None:
     model = case.model()
     assert_same_body(dumps(model, response_model=case.cls), fastapi_typed(case.cls, model))

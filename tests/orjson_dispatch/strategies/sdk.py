@@ -36,6 +36,7 @@ from tests.orjson_dispatch.sdk_corpus import (
     embeddings,
     proxy_chat,
     response,
+    training_response,
 )
 
 _INSTRUCTIONS = [
@@ -109,6 +110,24 @@ CASES = [
     if _buildable(cls, built)
 ]
 CASE_IDS = [f"{case.name}-{case.built}" for case in CASES]
+
+
+def _training(tokens: int) -> dict[str, Any]:
+    return training_response(ChatCompletion.model_validate(chat_completion(tokens=tokens, top=0)))
+
+
+#: Bodies the size of the benchmarks' in their long lists, smaller in their count.
+LARGE_CASES = [
+    SdkCase(name, cls, data, built)
+    for name, cls, data in (
+        ("training_response_2k_tokens", TrainingResponse, _training(2048)),
+        ("agent_turn_36_items", TrainingResponse, response(items=36, prompt=256, tokens=64)),
+        ("embeddings_4x1536", EmbeddingResponse, embeddings(count=4, dimensions=1536)),
+        ("proxy_chat_256_logprobs", ProxyChatResponse, proxy_chat(tokens=256)),
+    )
+    for built in BUILT
+    if _buildable(cls, built)
+]
 
 _EXTRA_VALUES = st.recursive(
     st.none()
