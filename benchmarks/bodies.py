@@ -301,3 +301,58 @@ def sdk_chunk_models() -> tuple[sdk_corpus.ChatCompletionChunk, ...]:
     """Return a stream's :data:`CYCLE` ``ChatCompletionChunk`` events, validated."""
     chunks = sdk_corpus.chat_chunks(count=CYCLE)
     return tuple(map(sdk_corpus.ChatCompletionChunk.model_validate, chunks))
+
+
+MULTI_TURN, CHAT = "multi-turn", "chat"  # the request bodies
+
+
+class Turn(BaseModel):
+    """One item of a request's conversation, with its token data (a multi-turn RL request)."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    token_ids: list[int] = Field(default_factory=list)
+    logprobs: list[float] | None = None
+
+
+class TurnsRequest(BaseModel):
+    """A request carrying a whole conversation, as agent and RL rollout servers receive."""
+
+    model: str
+    input: list[Turn]
+    temperature: float = 1.0
+    max_output_tokens: int | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+
+@cache
+def request(name: str) -> bytes:
+    """Return the JSON of the request ``name``, built once per process.
+
+    ``multi-turn``: 16 items, 52k token ids (8 user items of 2,500, 8 assistant items of 4,000
+    with one logprob each: 32k), about 1.7 MB; ``chat``: 4 items of text alone, about 2 KB.
+
+    Raises:
+        KeyError: ``name`` is neither.
+    """
+    rng = random.Random(SEED)
+    if name not in (MULTI_TURN, CHAT):
+        raise KeyError(name)
+    turns: list[dict[str, Any]] = []
+    for index in range(16 if name == MULTI_TURN else 4):
+        turn: dict[str, Any] = {"role": ("user", "assistant")[index % 2]}
+        turn["content"] = _words(rng, 7_000 if name == MULTI_TURN else 68)
+        if name == MULTI_TURN:
+            count = (2_500, 4_000)[index % 2]
+            turn["token_ids"] = [rng.randrange(VOCABULARY_SIZE) for _ in range(count)]
+            if index % 2:
+                turn["logprobs"] = [_logprob(rng) for _ in range(count)]
+        turns.append(turn)
+    data = {"model": _MODEL, "input": turns, "max_output_tokens": 4096, "metadata": {"run": "0042"}}
+    return orjson.dumps(data)
+
+
+def request_answer(name: str) -> dict[str, int]:
+    """Return what every request configuration answers to ``request(name)``."""
+    turns = orjson.loads(request(name))["input"]
+    return {"items": len(turns), "tokens": sum(len(t.get("token_ids", ())) for t in turns)}

@@ -21,15 +21,29 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from benchmarks import summary
-from benchmarks.bodies import SDK_BODIES, SDK_CHUNKS, SDK_TOOLCALL, SDK_TRAINING, TOOLCALL, TRAINING
-from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS, STREAMING_CONFIGS
+from benchmarks.bodies import (
+    CHAT,
+    MULTI_TURN,
+    SDK_BODIES,
+    SDK_CHUNKS,
+    SDK_TOOLCALL,
+    SDK_TRAINING,
+    TOOLCALL,
+    TRAINING,
+)
+from benchmarks.configs import (
+    KEEPALIVE_CONFIGS,
+    REQUEST_CONFIGS,
+    SERIALIZATION_CONFIGS,
+    STREAMING_CONFIGS,
+)
 from benchmarks.inprocess import measure
 from benchmarks.load import LoadSettings, WrkError, require_wrk, run_suite
 from benchmarks.rounds import Cell
 from benchmarks.server import ROOT, ServerError
 from benchmarks.streaming import run_streaming
 
-SUITES = ("serialization", "inprocess", "streaming", "keepalive")
+SUITES = ("serialization", "requests", "inprocess", "streaming", "keepalive")
 RESULTS = ROOT / "benchmarks" / "results"
 #: The distributions whose versions decide the figures, recorded with each suite.
 PACKAGES = ("fastapi", "pydantic", "orjson", "uvicorn", "uvloop", "httptools", "litestar",
@@ -40,6 +54,7 @@ class Profile(NamedTuple):
     """What one invocation measures, by suite."""
 
     serialization: tuple[tuple[Cell, ...], LoadSettings]
+    requests: tuple[tuple[Cell, ...], LoadSettings]
     keepalive: tuple[tuple[Cell, ...], LoadSettings]
     streaming: tuple[dict[str, int], int]  # events per stream by cell, rounds
     inprocess: tuple[tuple[str, ...], str]  # bodies, pyperf Runner options
@@ -52,6 +67,8 @@ _BODIES = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
 _SCALING = ("tokens-256", "tokens-4096", "tokens-16384", "tokens-262144")
 # A new connection per request (churn), long-lived connections, and one connection: the
 # latency of a request on a reused connection (Nagle against delayed ACKs shows there).
+# The 1.7 MB multi-turn request and the 2 KB chat request, at a model server's 32 connections.
+_REQUEST_CELLS = (Cell(MULTI_TURN, 32), Cell(CHAT, 32))
 _KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32), Cell("plain", 1))
 
 FULL = Profile(
@@ -64,6 +81,7 @@ FULL = Profile(
         ),
         LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10),
     ),
+    requests=(_REQUEST_CELLS, LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)),
     keepalive=(_KEEPALIVE_CELLS, LoadSettings(7, 2, 2, min_requests=1, drain_budget_s=10)),
     streaming=(
         {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
@@ -82,6 +100,7 @@ QUICK = Profile(
         (Cell(TRAINING, 32), Cell(TOOLCALL, 32)),
         LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12),
     ),
+    requests=(_REQUEST_CELLS, LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)),
     keepalive=(_KEEPALIVE_CELLS, LoadSettings(3, 1, 1, min_requests=1, drain_budget_s=5)),
     streaming=({"ready@c1": 3_000, "burst8@c32": 300, "paced@c32": 100}, 3),
     inprocess=(
@@ -116,6 +135,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def measure_suite(name: str, profile: Profile, wrk: str, logs: Path, out: Path) -> Any:
     """Run one suite of ``profile``; return its JSON-ready results."""
     configs = {"serialization": SERIALIZATION_CONFIGS, "keepalive": KEEPALIVE_CONFIGS}
+    configs["requests"] = REQUEST_CONFIGS
     wanted = profile.only.get(name)
     if name == "inprocess":
         bodies, options = profile.inprocess

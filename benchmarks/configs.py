@@ -21,6 +21,7 @@ class ServerConfig:
     http: str = "httptools"
     workers: int = 1
     loop: str | None = None
+    method: str = "GET"  # POST: the cell's request body (``bodies.request``) is sent
     sdk_bodies: bool = True
 
     def serves(self, body: str) -> bool:
@@ -67,6 +68,29 @@ SERIALIZATION_CONFIGS = tuple(
     )
 )
 SERIALIZATION_BASELINES = ("untyped", "typed", "helper", "orjson-limit")
+
+#: Every way of reading the same JSON request body (a dict, or a typed model); ratios divide by
+#: FastAPI's own parse and by orjson's limit of the same kind, typed ones also by validate_json.
+REQUEST_CONFIGS = tuple(
+    ServerConfig(name, label, "benchmarks.apps.requests_app:app", f"/{name}/{{body}}",
+                 method="POST")
+    for name, label in (
+        ("fastapi-dict", "FastAPI, body: dict = Body() (json.loads)"),
+        ("route-dict", "DispatchRoute, body: dict = Body()"),
+        ("limit-dict", "orjson.loads(await request.body()) + the same dict validation"),
+        ("fastapi-typed", "FastAPI, body: TurnsRequest (json.loads, then validation)"),
+        ("route-typed", "DispatchRoute, body: TurnsRequest"),
+        ("limit-typed", "orjson.loads(await request.body()) + TurnsRequest.model_validate"),
+        ("validate-json", "TurnsRequest.model_validate_json(await request.body())"),
+    )
+)  # fmt: skip
+REQUEST_BASELINES = {
+    "route-dict": ("fastapi-dict", "limit-dict"),
+    "limit-dict": ("fastapi-dict",),
+    "route-typed": ("fastapi-typed", "limit-typed", "validate-json"),
+    "limit-typed": ("fastapi-typed",),
+    "validate-json": ("fastapi-typed",),
+}
 
 _KEEPALIVE = "uvicorn_keepalive:Protocol"
 #: Stock uvicorn against uvicorn-keepalive, with one and two workers. ``stock-b``, a second

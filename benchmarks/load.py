@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from benchmarks.bodies import body
+from benchmarks.bodies import body, request, request_answer
 from benchmarks.configs import ServerConfig
 from benchmarks.rounds import Cell, Run, drive, stderr
 from benchmarks.server import Server, ServerError, get
@@ -43,16 +43,25 @@ def require_wrk() -> str:
 
 
 def wrk_command(
-    wrk: str, url: str, *, connections: int, duration_s: int, timeout_s: int, close: bool = False
+    wrk: str,
+    url: str,
+    *,
+    connections: int,
+    duration_s: int,
+    timeout_s: int,
+    close: bool = False,
+    posted: Path | None = None,
 ) -> list[str]:
     """Return the wrk command line for one run.
 
     One wrk thread drives every connection: on 2 cores the server gets one, wrk the other.
-    ``close`` sends ``Connection: close``: a new TCP connection per request.
+    ``close`` sends ``Connection: close``: a new TCP connection per request; ``posted``, a file
+    of JSON, makes every request a POST of it (``wrk_report.lua`` reads the file).
     """
     options = f"--threads 1 --connections {connections} --duration {duration_s}s"
     command = [wrk, *options.split(), "--timeout", f"{timeout_s}s", "--script", str(_LUA)]
-    return [*command, *(["--header", "Connection: close"] if close else []), url]
+    command += ["--header", "Connection: close"] if close else []
+    return [*command, url, *([str(posted)] if posted else [])]
 
 
 def parse_wrk_output(stdout: str) -> dict[str, Any]:
@@ -119,14 +128,15 @@ def _check_and_time(server: Server, config: ServerConfig, name: str) -> float:
     Returns the fastest of the next three requests, in s: one slow moment of the machine does
     not get a configuration's runs lengthened or skipped.
     """
-    path = config.url_path(name)
-    status, content = get(server.port, path)
-    if status != 200 or orjson.loads(content) != ({} if name == "plain" else body(name).data):
+    path, posted = config.url_path(name), request(name) if config.method == "POST" else None
+    status, content = get(server.port, path, posted=posted)
+    expected = {} if name == "plain" else request_answer(name) if posted else body(name).data
+    if status != 200 or orjson.loads(content) != expected:
         raise ServerError(f"{config.name} answered {path} wrongly ({status}): {content[:300]!r}")
     times = []
     for _ in range(3):
         started = time.perf_counter()
-        get(server.port, path)
+        get(server.port, path, posted=posted)
         times.append(time.perf_counter() - started)
     return min(times)
 
@@ -152,6 +162,8 @@ def run_suite(
     def prepare(server: Server, config: ServerConfig) -> None:
         bodies = sorted({cell.body for cell in cells if config.serves(cell.body)})
         single[config.name] = {b: _check_and_time(server, config, b) for b in bodies}
+        for posted in bodies if config.method == "POST" else ():
+            (log_dir / f"{posted}.json").write_bytes(request(posted))
 
     def measure(server: Server, run: Run) -> tuple[dict[str, Any], str] | str:
         if not server.config.serves(run.cell.body):
@@ -167,6 +179,7 @@ def run_suite(
             duration_s=settings.duration_for(single_s, run.cell.duration_s),
             timeout_s=settings.timeout_s,
             close=run.cell.close,
+            posted=log_dir / f"{run.cell.body}.json" if server.config.method == "POST" else None,
         )
         errors = sum(measured["errors"].values())
         latency = {q: measured["latency_us"][q] / 1000 for q in ("p50", "p99")}

@@ -33,11 +33,18 @@ def uvicorn_command(config: ServerConfig, port: int) -> list[str]:
     return [sys.executable, "-m", "uvicorn", config.app, *options.split()]
 
 
-def get(port: int, path: str, timeout: float = 120.0) -> tuple[int, bytes]:
-    """Send one GET to ``127.0.0.1:port`` and return the status and the body."""
+def get(
+    port: int, path: str, timeout: float = 120.0, posted: bytes | None = None
+) -> tuple[int, bytes]:
+    """Send one GET (or a POST of the JSON ``posted``) to ``127.0.0.1:port``; return the status
+    and the body.
+    """  # noqa: D205
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        connection.request("GET", path)
+        if posted is not None:
+            connection.request("POST", path, posted, {"content-type": "application/json"})
+        else:
+            connection.request("GET", path)
         response = connection.getresponse()
         return response.status, response.read()
     finally:

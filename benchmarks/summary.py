@@ -13,7 +13,12 @@ from typing import Any
 
 import pyperf
 
-from benchmarks.configs import KEEPALIVE_BASELINES, SERIALIZATION_BASELINES, STREAMING_BASELINE
+from benchmarks.configs import (
+    KEEPALIVE_BASELINES,
+    REQUEST_BASELINES,
+    SERIALIZATION_BASELINES,
+    STREAMING_BASELINE,
+)
 from benchmarks.rounds import Spread, paired_ratios
 
 Suite = Mapping[str, Any]
@@ -157,6 +162,9 @@ def render(results: Mapping[str, Any]) -> str:
         suite = results["serialization"]
         baselines = {c["name"]: tuple(SERIALIZATION_BASELINES) for c in suite["configs"]}
         lines += section("Serialization over HTTP", suite, "rps", baselines, LATENCY)
+    if "requests" in results:
+        lines += section("Request bodies over HTTP", results["requests"], "rps", REQUEST_BASELINES,
+                         LATENCY)  # fmt: skip
     if "inprocess" in results:
         lines += inprocess_section(results["inprocess"])
     if "streaming" in results:

@@ -1,3 +1,13 @@
+-- With a file named after the URL (wrk ... URL FILE), every request is a POST of its JSON.
+init = function(args)
+  if args[1] then
+    local file = assert(io.open(args[1], "rb"))
+    wrk.method, wrk.body = "POST", file:read("*a")
+    wrk.headers["Content-Type"] = "application/json"
+    file:close()
+  end
+end
+
 -- Print wrk's summary as one JSON line after the run, for benchmarks/wrk.py to parse.
 -- Latencies are in microseconds; wrk keeps them for completed requests only.
 done = function(summary, latency, requests)

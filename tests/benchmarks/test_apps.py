@@ -6,8 +6,19 @@ from pathlib import Path
 import orjson
 import pytest
 
-from benchmarks.bodies import SDK_BODIES, SDK_TOOLCALL, TOOLCALL, body, raw
-from benchmarks.configs import KEEPALIVE_CONFIGS, SERIALIZATION_CONFIGS
+from benchmarks.bodies import (
+    CHAT,
+    MULTI_TURN,
+    SDK_BODIES,
+    SDK_TOOLCALL,
+    TOOLCALL,
+    TurnsRequest,
+    body,
+    raw,
+    request,
+    request_answer,
+)
+from benchmarks.configs import KEEPALIVE_CONFIGS, REQUEST_CONFIGS, SERIALIZATION_CONFIGS
 from benchmarks.server import Server, get, running, uvicorn_command
 
 
@@ -41,7 +52,8 @@ def test_unknown_body_names_are_rejected(name: str) -> None:
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
     """One real uvicorn process per application (the FastAPI app serves 8 configurations)."""
-    apps = {config.app: config for config in (*SERIALIZATION_CONFIGS, *KEEPALIVE_CONFIGS)}
+    configs = (*SERIALIZATION_CONFIGS, *KEEPALIVE_CONFIGS, *REQUEST_CONFIGS)
+    apps = {config.app: config for config in configs}
     with running(list(apps.values()), tmp_path_factory.mktemp("logs")) as started:
         yield {server.config.app: server for server in started.values()}
 
@@ -55,6 +67,25 @@ def test_every_configuration_answers_the_same_document(
         status, content = get(servers[config.app].port, config.url_path(name))
         assert status == 200, config.name
         assert orjson.loads(content) == expected, config.name
+
+
+def test_request_bodies_are_a_multi_turn_request_and_a_chat_request() -> None:
+    turns = TurnsRequest.model_validate_json(request(MULTI_TURN)).input
+    assert len(turns) == 16
+    assert sum(len(t.token_ids) for t in turns) == 52_000
+    assert sum(len(t.logprobs or ()) for t in turns) == 32_000
+    assert 1.6e6 < len(request(MULTI_TURN)) < 1.8e6
+    assert 1_500 < len(request(CHAT)) < 2_500
+
+
+@pytest.mark.parametrize("name", [MULTI_TURN, CHAT])
+def test_every_request_configuration_answers_the_same_counts(
+    servers: dict[str, Server], name: str
+) -> None:
+    for config in REQUEST_CONFIGS:
+        answer = get(servers[config.app].port, config.url_path(name), posted=request(name))
+        assert answer[0] == 200, config.name
+        assert orjson.loads(answer[1]) == request_answer(name), config.name
 
 
 def test_unknown_bodies_answer_404(servers: dict[str, Server]) -> None:

@@ -1,5 +1,7 @@
 """Building wrk command lines and parsing the summary its Lua hook prints."""
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.load import WrkError, parse_wrk_output, require_wrk, wrk_command
@@ -42,6 +44,9 @@ def test_command_uses_one_thread_the_lua_hook_and_connection_close() -> None:
     assert command[-1] == "http://x/"
     churn = wrk_command("wrk", "http://x/", connections=1, duration_s=1, timeout_s=1, close=True)
     assert churn[churn.index("--header") + 1] == "Connection: close"
+    post = wrk_command("wrk", "http://x/", connections=1, duration_s=1, timeout_s=1,
+                       posted=Path("/tmp/chat.json"))  # fmt: skip
+    assert post[-2:] == ["http://x/", "/tmp/chat.json"]  # the Lua hook's init(args) reads it
 
 
 def test_missing_wrk_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
