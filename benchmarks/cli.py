@@ -102,7 +102,7 @@ QUICK = Profile(
     ),
     requests=(_REQUEST_CELLS, LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)),
     keepalive=(_KEEPALIVE_CELLS, LoadSettings(3, 1, 1, min_requests=1, drain_budget_s=5)),
-    streaming=({"ready@c1": 3_000, "burst8@c32": 300, "paced@c32": 100}, 3),
+    streaming=({"ready@c1": 3_000, "burst8@c1": 2_000, "burst8@c32": 300, "paced@c32": 100}, 3),
     inprocess=(
         (TOOLCALL, SDK_TRAINING, SDK_CHUNKS),
         "--processes=2 --values=3 --warmups=1 --min-time=0.05",

@@ -16,6 +16,8 @@ import pytest
 
 pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
 
+import fastapi.routing
+import fastapi.sse
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 from starlette.responses import StreamingResponse
@@ -142,3 +144,31 @@ def test_graceful_shutdown_closes_open_streams_generators_as_fastapi() -> None:
                 while b"first" not in received:
                     received += client.recv(4096)
     assert {key: event.is_set() for key, event in finished.items()} == dict.fromkeys(finished, True)
+
+
+async def events_with_silences() -> AsyncIterator[str]:
+    for _ in range(20):
+        yield "y" * 20_000
+        await anyio.sleep(0.02)  # longer than the ping interval: pings go out between events
+
+
+def test_a_slow_events_client_with_pings_gets_every_event_as_under_fastapi(
+    narrow: LiveApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pings every 10 ms to a client reading 4 KiB at a time: both streams end complete.
+
+    Where the pings fall is the scheduling's; the events and the chunked end are the behaviour.
+    """
+    monkeypatch.setattr(fastapi.routing, "_PING_INTERVAL", 0.01)  # read by both, per stream
+    slow = Reader(rcvbuf=4096, read_size=4096, pause=0.002)
+    fastapi_wire, ours = (
+        narrow.fetch(
+            narrow.add(events_with_silences, route_class_override=base, **KINDS["sse"]), slow
+        )
+        for base in (APIRoute, DispatchRoute)
+    )
+    assert fastapi_wire.complete
+    assert ours.complete
+    ping = fastapi.sse.KEEPALIVE_COMMENT
+    assert ping in ours.body
+    assert ours.body.replace(ping, b"") == fastapi_wire.body.replace(ping, b"")
