@@ -328,6 +328,7 @@ def test_release_check_requires_a_dated_changelog_section_for_the_version() -> N
 def test_only_fastapi_only_names_need_an_extra(
     release: Release, installed: dict[str, object]
 ) -> None:
-    """Without FastAPI, every public name but the FastAPI route class imports."""
-    expected = ["DispatchRoute"] if release.package == "orjson_dispatch" else []
+    """Without FastAPI, every public name but the route class and its converter imports."""
+    fastapi_only = ["DispatchRoute", "use_dispatch_routes"]
+    expected = fastapi_only if release.package == "orjson_dispatch" else []
     assert installed["extras"] == expected

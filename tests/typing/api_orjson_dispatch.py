@@ -132,3 +132,5 @@ lines: JSONLines[Item] = JSONLines([Item(id=1, name="x")])
 app.include_router(router)
 # Which routes are served with orjson.
 served: dict[str, bool] = dispatched_routes(app)
+# A finished app put on the route class in one call (here a subclass with stream settings).
+orjson_dispatch.use_dispatch_routes(app, ModelRoute)

@@ -24,7 +24,7 @@ from orjson_dispatch._streamed import JSONLines, ServerSentEvents
 from orjson_dispatch._streams import json_lines, server_sent_events
 
 if TYPE_CHECKING:  # imported on first use: it needs FastAPI, which Starlette apps do without
-    from orjson_dispatch._route import DispatchRoute
+    from orjson_dispatch._route import DispatchRoute, use_dispatch_routes
 
 __all__ = [
     "DispatchRoute",
@@ -38,17 +38,18 @@ __all__ = [
     "json_lines",
     "request_json",
     "server_sent_events",
+    "use_dispatch_routes",
 ]
 __version__ = "0.1.0.dev0"
 
 
 def __getattr__(name: str) -> object:
-    if name == "DispatchRoute":
+    if name in ("DispatchRoute", "use_dispatch_routes"):
         try:
-            from orjson_dispatch._route import DispatchRoute  # noqa: PLC0415
+            from orjson_dispatch import _route  # noqa: PLC0415
         except ModuleNotFoundError as error:
-            msg = "DispatchRoute needs FastAPI: pip install 'orjson-dispatch[fastapi]'"
+            msg = f"{name} needs FastAPI: pip install 'orjson-dispatch[fastapi]'"
             raise ImportError(msg) from error
-        return DispatchRoute
+        return getattr(_route, name)
     msg = f"module 'orjson_dispatch' has no attribute {name!r}"
     raise AttributeError(msg)

@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "VALIDATION_ERRORS",
     "ResponseField",
+    "api_routes",
     "building_with",
     "copied_dependant",
     "document_both",
@@ -28,6 +29,7 @@ __all__ = [
     "keepalive_comment",
     "original_route",
     "ping_interval",
+    "rebuild",
     "refuse_pydantic_v1",
     "response_class_in_force",
     "response_field_attributes",
@@ -35,7 +37,7 @@ __all__ = [
     "return_annotation",
     "route_being_built",
     "route_in_scope",
-    "router_adding",
+    "routes_changed",
     "seed_endpoint_context",
     "serialization_operation",
     "serializes_json",
@@ -46,6 +48,7 @@ __all__ = [
     "streams_events",
     "user_frame",
     "validated",
+    "watch_route_classes",
 ]
 
 from pydantic import ValidationError
@@ -281,19 +284,89 @@ def effective_route(scope: MutableMapping[str, Any]) -> Any:
     return route
 
 
-def router_adding(route: Any) -> Any:
-    """Return the router whose `add_api_route` is creating `route`, or None."""
-    # Every FastAPI release creates a router's routes in APIRouter.add_api_route, with the
-    # router's route class (or the route's route_class_override).
-    frame: Any = sys._getframe(1)
-    for _ in range(8):  # DispatchRoute.__init__, and those of subclasses calling it
-        frame = frame.f_back
-        if frame is None:
-            return None
-        router = frame.f_locals.get("self")
-        if frame.f_code.co_name == "add_api_route" and router is not route:
-            return router if isinstance(router, routing.APIRouter) else None
-    return None
+def watch_route_classes(
+    route_class_set: Callable[[Any], None], router_included: Callable[[Any, Any], None]
+) -> None:
+    """Tell `route_class_set(router)` and `router_included(router, included)` of APIRouters.
+
+    The first is called whenever a router's route_class is set, the second after each
+    `include_router`; installed once per process. Nothing else of this package runs when a
+    route class is set after the routes are added, or when a router whose routes keep their
+    own class is included: these are the moments the mistakes can be told.
+    """
+    # Every FastAPI release keeps route_class as a plain instance attribute, set in
+    # APIRouter.__init__ and read in add_api_route, and includes routers in include_router
+    # (FastAPI.include_router calls the router's). A data descriptor keeps it in the
+    # instance's __dict__, as before.
+    router_class = routing.APIRouter
+    if isinstance(vars(router_class).get("route_class"), _RouteClassAttribute):
+        return
+    router_class.route_class = _RouteClassAttribute(route_class_set)  # type: ignore[assignment]
+    include = router_class.include_router
+
+    @functools.wraps(include)
+    def include_router(self: Any, router: Any, *args: Any, **kwargs: Any) -> None:
+        include(self, router, *args, **kwargs)
+        router_included(self, router)
+
+    router_class.include_router = include_router  # type: ignore[method-assign]
+
+
+class _RouteClassAttribute:
+    """`APIRouter.route_class`, stored in the router's `__dict__`, told when it is set."""
+
+    def __init__(self, route_class_set: Callable[[Any], None]) -> None:
+        self._set = route_class_set
+
+    def __get__(self, router: Any, owner: Any = None) -> Any:
+        if router is None:
+            return self
+        try:
+            return router.__dict__["route_class"]
+        except KeyError:
+            raise AttributeError("route_class") from None
+
+    def __set__(self, router: Any, value: Any) -> None:
+        router.__dict__["route_class"] = value
+        self._set(router)
+
+
+def api_routes(router: Any) -> Iterator[Any]:
+    """Yield the routes of `router` and of the routers it includes, without building them."""
+    # FastAPI 0.165 keeps an included router as one `_IncludedRouter` entry (its
+    # `original_router`); before, include_router copied each route into the including router.
+    for route in router.routes:
+        included = getattr(route, "original_router", None)
+        if included is not None and not hasattr(route, "endpoint"):
+            yield from api_routes(included)
+        else:
+            yield route
+
+
+def rebuild(route: Any, route_class: type[Any]) -> None:
+    """Make `route` an instance of `route_class` (a subclass of its class) and rebuild its app.
+
+    Everything FastAPI made of the route's settings (its dependant, fields, OpenAPI) is kept;
+    the handler is built again, as `APIRoute.__init__` builds it.
+    """
+    route.__class__ = route_class
+    app = routing.request_response(route.get_route_handler())
+    # FastAPI 0.165 limits the body size of each route's app.
+    limited = getattr(routing, "wrap_app_with_body_limit", None)
+    route.app = app if limited is None else limited(app, route.max_body_size)
+
+
+def routes_changed(router: Any) -> None:
+    """Make FastAPI build again what it made of the routes of `router` and of its inclusions."""
+    # FastAPI 0.165 caches the effective route contexts of an included router (their handlers
+    # built from its routes) until the router's routes change.
+    mark = getattr(router, "_mark_routes_changed", None)
+    if mark is not None:
+        mark()
+    for route in router.routes:
+        included = getattr(route, "original_router", None)
+        if included is not None and not hasattr(route, "endpoint"):
+            routes_changed(included)
 
 
 _LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")

@@ -10,12 +10,11 @@ context of validation errors, stays FastAPI's own.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from fastapi.datastructures import DefaultPlaceholder
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -32,14 +31,9 @@ from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
 from orjson_dispatch._streams import build_stream
 
-__all__ = ["DispatchRoute"]
+__all__ = ["DispatchRoute", "use_dispatch_routes"]
 
 _DEFAULTS = Options()
-
-
-# Routers already warned about routes added before their route_class was set, by id (a
-# router is unhashable).
-_warned: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
 class DispatchRoute(APIRoute):
@@ -49,6 +43,10 @@ class DispatchRoute(APIRoute):
 
         router = APIRouter(route_class=DispatchRoute)
         app.router.route_class = DispatchRoute  # before the routes are added
+
+    or put a finished app on it with `use_dispatch_routes(app)`. Setting it on a router that
+    has routes already, and including a router whose routes keep their own `APIRoute` into one
+    that has it, warn at that line, naming the routes served without it.
 
     The responses, their headers and the OpenAPI document are FastAPI's own; only the
     serialization of returned values (and of the items of JSON Lines and Server-Sent Events
@@ -80,35 +78,20 @@ class DispatchRoute(APIRoute):
         """Build the route as `APIRoute` does.
 
         An endpoint whose return type declares a stream (`Body | ServerSentEvents[Item]`) has
-        the rest of it (`Body`) as its response model, unless `response_model` is given. A
-        router whose routes were added before its route_class was set to this class is warned
-        about, once, at the line adding the first route of this class.
+        the rest of it (`Body`) as its response model, unless `response_model` is given.
         """
-        # Read once: FastAPI 0.137 to 0.141 build the handler of an included route per request.
-        annotation = _fastapi.return_annotation(endpoint)
-        self._returned_stream = returned_stream(annotation)
-        self._returns_response = returns_response(annotation)
+        self._read_endpoint(endpoint)
         if self._returned_stream is not None and isinstance(
             settings.get("response_model", DefaultPlaceholder(None)), DefaultPlaceholder
         ):
             settings["response_model"] = self._returned_stream.body
         super().__init__(path, endpoint, **settings)
-        router = _fastapi.router_adding(self)
-        if (
-            router is not None
-            and router.route_class is type(self)
-            and _warned.get(id(router)) is not router
-        ):
-            earlier = [route for route in router.routes if type(route) is APIRoute]
-            if earlier:
-                _warned[id(router)] = router
-                warn(
-                    f"{len(earlier)} route(s) of this router, the first {methods(earlier[0])} "
-                    f"{earlier[0].path}, were added before its route_class was set to "
-                    f"{type(self).__qualname__} and are served without it: set route_class "
-                    "before adding routes (APIRouter(route_class=...), or "
-                    "app.router.route_class = ... right after FastAPI())"
-                )
+
+    def _read_endpoint(self, endpoint: Callable[..., Any]) -> None:
+        # Read once: FastAPI 0.137 to 0.141 build the handler of an included route per request.
+        annotation = _fastapi.return_annotation(endpoint)
+        self._returned_stream = returned_stream(annotation)
+        self._returns_response = returns_response(annotation)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         """Return FastAPI's handler for this route, serializing returned values with orjson.
@@ -133,6 +116,81 @@ class DispatchRoute(APIRoute):
     def _streams(self, route: Any) -> bool:
         """Tell whether the route (or an effective route context of it) answers a stream."""
         return _fastapi.streams(route) or self._returned_stream is not None
+
+
+def use_dispatch_routes(app: Any, route_class: Any = DispatchRoute) -> None:
+    """Serve every `APIRoute` of a FastAPI app or router, included routers' too, by `route_class`.
+
+    For an app whose routers are made before it (`APIRouter()` at import, in many modules):
+    call it once the app is complete, before it serves. Each route is made a `route_class` in
+    place, keeping everything FastAPI made of its settings (dependencies, response model,
+    OpenAPI document, inclusions' prefixes and dependencies); its handler is built again,
+    and the routes `route_class` leaves to FastAPI are served as before. Routes of another
+    class (a subclass of `APIRoute` of their own) are kept as they are. The app's router takes
+    `route_class` for the routes added later.
+
+    Raises:
+        TypeError: `app` is not a FastAPI app or `APIRouter`, or `route_class` is not
+            `DispatchRoute` or a subclass of it.
+    """
+    router = getattr(app, "router", app)
+    if not isinstance(router, APIRouter):
+        msg = f"use_dispatch_routes() takes a FastAPI app or an APIRouter, not {app!r}"
+        raise TypeError(msg)
+    if not (isinstance(route_class, type) and issubclass(route_class, DispatchRoute)):
+        msg = (
+            "use_dispatch_routes(route_class=...) takes DispatchRoute or a subclass of it, "
+            f"not {route_class!r}"
+        )
+        raise TypeError(msg)
+    for route in _plain(_fastapi.api_routes(router)):
+        DispatchRoute._read_endpoint(route, route.endpoint)
+        _fastapi.rebuild(route, route_class)
+    _fastapi.routes_changed(router)
+    if router.route_class is APIRoute:
+        router.route_class = route_class
+
+
+def _plain(routes: Any) -> list[Any]:
+    return [route for route in routes if type(route) is APIRoute]
+
+
+def _named(routes: list[Any]) -> str:
+    named = ", ".join(f"{methods(route)} {route.path}" for route in routes[:5])
+    return named + (", ..." if len(routes) > 5 else "")
+
+
+_FIX = (
+    "APIRouter(route_class=...) or app.router.route_class = ... before the routes are added, "
+    "or orjson_dispatch.use_dispatch_routes(app) once the app is complete"
+)
+
+
+def _route_class_set(router: Any) -> None:
+    route_class = router.route_class
+    if isinstance(route_class, type) and issubclass(route_class, DispatchRoute):
+        earlier = _plain(_fastapi.api_routes(router)) if hasattr(router, "routes") else []
+        if earlier:
+            warn(
+                f"route_class={route_class.__qualname__} is set on a router whose "
+                f"{len(earlier)} route(s) {_named(earlier)} were added before, and are served "
+                f"without it: {_FIX}"
+            )
+
+
+def _router_included(router: Any, included: Any) -> None:
+    route_class = router.route_class
+    if isinstance(route_class, type) and issubclass(route_class, DispatchRoute):
+        kept = _plain(_fastapi.api_routes(included))
+        if kept:
+            warn(
+                f"include_router(): {len(kept)} route(s) {_named(kept)} of the included router "
+                f"keep its route class APIRoute, not the including router's "
+                f"{route_class.__qualname__}, and are served without it: {_FIX}"
+            )
+
+
+_fastapi.watch_route_classes(_route_class_set, _router_included)
 
 
 def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
