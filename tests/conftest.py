@@ -1,4 +1,9 @@
-"""The figures of FastAPI's suite runs (tests/fastapi_suite), printed at the end of the session.
+"""The hypothesis profiles, and the figures of FastAPI's suite runs, for every test.
+
+The hypothesis profiles (``hypothesis_runs.py``) are registered and loaded here, once for the
+whole tree.
+
+The figures of FastAPI's suite runs (tests/fastapi_suite) are printed at the end of the session.
 
 Each test's lines travel in its teardown report (`user_properties`), so that they reach the
 terminal summary of the process that prints it, with pytest-xdist's workers too. The hooks live
@@ -12,6 +17,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.hypothesis_runs import register_profiles
+
+register_profiles()
 
 _PROPERTY = "fastapi-suite-summary"
 _LINES: list[str] = []

@@ -6,8 +6,6 @@
 * ``live_server``: run an app on a real uvicorn server, stopped when the test ends;
 * ``live``: one real uvicorn server per configuration (``live_streams.SERVERS``) for a module;
 * ``fresh_endpoint_context``: FastAPI's cache of endpoint locations, empty for the test.
-
-The hypothesis profiles are registered here (``strategies.register_profiles``).
 """
 
 from __future__ import annotations
@@ -22,9 +20,6 @@ from orjson_dispatch._route import DispatchRoute
 from tests.orjson_dispatch.apps import Ask, LiveServer, Twin, uvicorn_server
 from tests.orjson_dispatch.apps import ask as ask_in_process
 from tests.orjson_dispatch.live_streams import SERVERS, LiveApp
-from tests.orjson_dispatch.strategies import register_profiles
-
-register_profiles()
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from orjson_dispatch import dumps
+from tests.hypothesis_runs import examples
 from tests.orjson_dispatch.fast_path_models import (
     Camel,
     Completion,
@@ -158,7 +159,7 @@ def models(draw: st.DrawFn) -> BaseModel:
     return model
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(models(), st.booleans())
 def test_fast_path_matches_pydantic(model: BaseModel, by_alias: bool) -> None:
     expected = json.loads(model.model_dump_json(by_alias=by_alias))
