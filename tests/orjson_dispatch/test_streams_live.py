@@ -18,8 +18,10 @@ pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Eve
 
 from fastapi.routing import APIRoute
 from hypothesis import given, note, settings
+from starlette.requests import Request
+from starlette.responses import Response
 
-from orjson_dispatch import DispatchRoute
+from orjson_dispatch import DispatchRoute, dispatch, json_lines, server_sent_events
 from tests.orjson_dispatch.live_streams import LiveApp, Reader, Wire
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.generator_shapes import (
@@ -85,14 +87,25 @@ SHAPES: dict[str, Callable[..., Any]] = {
 }
 
 
-def both(live: LiveApp, endpoint: Callable[..., Any], **route: Any) -> tuple[Wire, Wire]:
-    """FastAPI's answer and ours for ``endpoint``, each read to the end of its body."""
-    paths = [
-        live.add(endpoint, route_class_override=route_class, **route)
-        for route_class in (APIRoute, DispatchRoute)
-    ]
-    fastapi, ours = (live.fetch(path) for path in paths)
-    return fastapi, ours
+#: The ways a stream is made: a DispatchRoute's generator endpoint, the same under @dispatch,
+#: and the Starlette helpers in a hand-built endpoint.
+WAYS = ("route", "dispatch", "helper")
+
+
+def ours_path(live: LiveApp, way: str, endpoint: Callable[..., Any], kind: str) -> str:
+    """Serve ``endpoint`` the given way; return its path."""
+    if way == "route":
+        return live.add(endpoint, route_class_override=DispatchRoute, **KINDS[kind])
+    if way == "dispatch":
+        return live.add(dispatch(endpoint), route_class_override=DispatchRoute, **KINDS[kind])
+    helper = server_sent_events if kind == "sse" else json_lines
+
+    async def hand_built(request: Request) -> Response:
+        return helper(endpoint(), response_model=Tok)
+
+    path = f"/helper{len(live.app.routes)}"
+    live.app.add_route(path, hand_built)
+    return path
 
 
 def without_date(headers: dict[str, str]) -> dict[str, str]:
@@ -100,12 +113,14 @@ def without_date(headers: dict[str, str]) -> dict[str, str]:
     return {name: value for name, value in headers.items() if name != "date"}
 
 
+@pytest.mark.parametrize("way", WAYS)
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_every_generator_shape_ends_with_the_chunked_terminator(
-    live: LiveApp, shape: str, kind: str
+    live: LiveApp, shape: str, kind: str, way: str
 ) -> None:
-    fastapi, ours = both(live, SHAPES[shape], **KINDS[kind])
+    fastapi = live.fetch(live.add(SHAPES[shape], **KINDS[kind]))
+    ours = live.fetch(ours_path(live, way, SHAPES[shape], kind))
     assert fastapi.complete
     assert ours.complete, ours.body[-200:]
     assert (ours.status, without_date(ours.headers)) == (
