@@ -12,8 +12,10 @@ import uuid
 import warnings
 from typing import Any
 
+import orjson
 import pytest
 from fastapi import encoders
+from fastapi.encoders import jsonable_encoder
 from pydantic import BaseModel
 
 from orjson_dispatch import DispatchRoute, dumps
@@ -146,3 +148,22 @@ def test_an_apps_uuid_encoder_is_applied(twin: Twin) -> None:
     twin.add("GET", "/u", lambda: value)
     fastapi, ours = twin.both("GET", "/u")
     assert_same_answer(ours, fastapi)
+
+
+# --- layout options ------------------------------------------------------------------------------
+
+
+class Pair(BaseModel):
+    b: list[int] = [1]
+    a: dict[str, int] = {"z": 1, "y": 2}
+
+
+@pytest.mark.parametrize(
+    "option",
+    [orjson.OPT_INDENT_2, orjson.OPT_SORT_KEYS, orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS],
+    ids=["indent", "sort", "both"],
+)
+def test_layout_options_lay_out_models_too(option: int) -> None:
+    for value in (Pair(), {"pair": Pair(), "n": 1}):
+        expected = orjson.dumps(jsonable_encoder(value), option=option)
+        assert dumps(value, option=option) == expected

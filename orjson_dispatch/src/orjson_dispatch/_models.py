@@ -247,8 +247,7 @@ class _Checks:
             # The container's own class first: a generator assigned without validation would be
             # consumed by the check. issuperset reads the iterator without building a set.
             container = self.name(_CONTAINERS[kind], kind)
-            names = "_".join(sorted(cls.__name__ for cls in items))
-            superset = self.name(items.issuperset, f"items_of_{names}")
+            superset = self.name(items.issuperset, f"items_of_{_names(items)}")
             return f"(type({value}) is {container} and {superset}(map(type, {values})))"
         try:
             classes = self.types(schema)
@@ -259,8 +258,7 @@ class _Checks:
         if len(classes) == 1:
             (cls,) = classes
             return f"type({value}) is {self.name(cls, cls.__name__)}"
-        names = "_".join(sorted(cls.__name__ for cls in classes))
-        return f"type({value}) in {self.name(classes, f'one_of_{names}')}"
+        return f"type({value}) in {self.name(classes, f'one_of_{_names(classes)}')}"
 
     def _union(self, schema: Any, value: str) -> str:
         """Return the check of a union holding containers or `Any` (which `types` refuses).
@@ -293,7 +291,7 @@ class _Checks:
                 containers.append(items or f"type({value}) is {cls}")
             else:
                 classes |= self.types(resolved)
-        named = self.name(classes, "one_of_" + "_".join(sorted(c.__name__ for c in classes)))
+        named = self.name(classes, f"one_of_{_names(classes)}")
         if inferred:
             if containers or not all(
                 issubclass(cls, BaseModel) or cls is type(None) for cls in classes
@@ -332,6 +330,13 @@ class _Checks:
         if not any(issubclass(cls, BaseModel) for cls in classes):
             return None, values
         return classes, values
+
+
+def _names(classes: Iterable[type[Any]]) -> str:
+    """Name a set of classes in a generated name: the first three, and how many more."""
+    names = sorted(cls.__name__ for cls in classes)
+    more = f"_and_{len(names) - 3}_more" if len(names) > 3 else ""
+    return "_".join(names[:3]) + more
 
 
 def _definitions(schema: Any) -> dict[str, Any]:
@@ -425,7 +430,10 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
     body = [
         "d = m.__dict__",
         "try:",
-        f"    exact = {' and '.join(tests)}",
+        "    exact = (",
+        f"        {tests[0]}",
+        *(f"        and {test}" for test in tests[1:]),  # one field a line, for tracebacks
+        "    )",
         "except (KeyError, TypeError, AttributeError):",
         "    exact = False",
         "if not exact:",

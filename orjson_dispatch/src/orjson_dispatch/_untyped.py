@@ -100,7 +100,7 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
             raises it).
         TypeError: `value` is circular.
     """
-    default = _default(serialization.by_alias)
+    default = _default(serialization.by_alias, bool(serialization.option & _LAYOUT))
     option = ENCODE_OPTION | serialization.option
     # orjson writes a UUID itself: an app's own entry for UUID in FastAPI's table is applied by
     # the exact path.
@@ -164,13 +164,18 @@ def _for_json(value: Any) -> Any:
     return plain(value)
 
 
+# Layout options: a fragment is inserted as it is, neither indented nor sorted with the rest.
+_LAYOUT = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+
+
 @functools.cache
-def _default(by_alias: bool) -> Callable[[Any], Any]:
+def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
     """Return the orjson `default` callback for values returned without a declared type.
 
     orjson calls it only for what it does not encode natively. A model becomes a fragment of its
     own JSON (`model.model_dump_json(by_alias=...)`, as `jsonable_encoder` calls `model_dump`),
-    or, where its class overrides `model_dump`, what that method returns; anything else follows
+    under a `layout` option `model_dump(mode="json")` itself (laid out with the rest), or, where
+    its class overrides `model_dump`, what that method returns; anything else follows
     `jsonable_leaf`.
     """
     serialization = Serialization(by_alias=by_alias)
@@ -179,6 +184,10 @@ def _default(by_alias: bool) -> Callable[[Any], Any]:
         if isinstance(value, BaseModel):
             if type(value).model_dump is not _MODEL_DUMP:
                 return own_dump(value, serialization)
+            if layout:
+                return value.__pydantic_serializer__.to_python(
+                    value, mode="json", by_alias=by_alias, fallback=numpy_as_orjson
+                )
             return orjson.Fragment(model_json(value, by_alias=by_alias))
         return jsonable_leaf(value)
 
