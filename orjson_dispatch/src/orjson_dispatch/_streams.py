@@ -11,6 +11,8 @@ every stream: `DispatchRoute`'s, and `json_lines` and `server_sent_events` for h
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -48,12 +50,13 @@ class SendTimeout(TimeoutError):
 class Stream(StreamingResponse):
     """A streaming response of a generator's items, each sent as its frame.
 
-    `body_iterator` yields one frame per item; a producer task iterates it (so a generator
-    that waits never holds up a ping) and the frames it has ready when the socket takes the
-    next body message are joined into that message. When the stream ends, however it ends (the
-    end of the items, an exception, a client leaving, a send timeout, a server shutting down),
-    the producer is finished and the generator closed before the response returns: its
-    `finally` runs and the request's dependencies with `yield` are torn down after it.
+    `body_iterator` yields one frame per item; a producer task iterates it, and the frames it
+    has ready when the socket takes the next body message are joined into that message. With
+    a ping, a third task sends it after `ping_interval` seconds without a send. When the
+    stream ends, however it ends (the end of the items, an exception, a client leaving, a
+    send timeout, a server shutting down), the producer is finished and the generator closed
+    before the response returns: its `finally` runs and the request's dependencies with
+    `yield` are torn down after it.
 
     Args:
         items: The generator (an async iterable, or a sync one iterated in the threadpool).
@@ -89,25 +92,31 @@ class Stream(StreamingResponse):
         self._ping_interval = ping_interval
         self._send_timeout = send_timeout
         self._group_failures = group_failures
-        self._failure: Exception | None = None
+        self._failure: Exception | None = None  # the producer's
+        self._ping_failure: SendTimeout | None = None
+        self._sending = False
+        self._last_sent = -math.inf
 
     async def stream_response(self, send: Send) -> None:
         """Send the frames of `body_iterator`, and a ping whenever one is due."""
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
+        self._last_sent = time.monotonic()
         ready, received = anyio.create_memory_object_stream[bytes](READY_FRAMES)
         failure: Exception | None = None
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(self._produce, ready)
+            if self._ping is not None:
+                task_group.start_soon(self._pinger, send, task_group.cancel_scope)
             try:
                 await self._send_received(send, received)
             except Exception as error:  # raised below, alone, not in an exception group
                 failure = error
-                task_group.cancel_scope.cancel()
+            task_group.cancel_scope.cancel()  # the pinger (the producer has ended, or fails)
             if self._failure is not None and self._group_failures:
                 raise self._failure
-        failure = failure or self._failure
+        failure = failure or self._ping_failure or self._failure
         if failure is not None:  # the frames before it were sent: the body ends unfinished
             raise failure
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -133,14 +142,7 @@ class Stream(StreamingResponse):
         with received:
             while True:
                 try:
-                    if self._ping is None:
-                        chunk = await received.receive()
-                    else:
-                        with anyio.move_on_after(self._ping_interval) as silence:
-                            chunk = await received.receive()
-                        if silence.cancelled_caught:
-                            await self._send_body(send, self._ping)
-                            continue
+                    chunk = await received.receive()
                 except anyio.EndOfStream:
                     return
                 batch = [chunk]
@@ -151,19 +153,47 @@ class Stream(StreamingResponse):
                         break
                 await self._send_body(send, batch[0] if len(batch) == 1 else b"".join(batch))
 
+    async def _pinger(self, send: Send, scope: anyio.CancelScope) -> None:
+        """Send a ping whenever `ping_interval` passes without a send (one timer per interval).
+
+        A ping is one body message, never sent while a body is being sent (a slow client's
+        send waits then, as under FastAPI, whose producer and consumer wait too); a body sent
+        while a ping waits for the socket leaves after it (uvicorn wakes waiting sends in
+        order).
+        """
+        assert self._ping is not None
+        while True:
+            wait = self._last_sent + self._ping_interval - time.monotonic()
+            if wait > 0:
+                await anyio.sleep(wait)
+            elif self._sending:
+                await anyio.sleep(self._ping_interval)
+            else:
+                try:
+                    await self._send_body(send, self._ping)
+                except SendTimeout as error:
+                    self._ping_failure = error
+                    scope.cancel()
+                    return
+
     async def _send_body(self, send: Send, body: bytes) -> None:
-        if self._send_timeout is None:
-            await send({"type": "http.response.body", "body": body, "more_body": True})
-            return
-        for start in range(0, len(body), PIECE_BYTES):
-            piece = body[start : start + PIECE_BYTES] if len(body) > PIECE_BYTES else body
-            with anyio.move_on_after(self._send_timeout) as waited:
-                await send({"type": "http.response.body", "body": piece, "more_body": True})
-            if waited.cancelled_caught:
-                raise SendTimeout(
-                    f"orjson_dispatch: the client took nothing for {self._send_timeout} s "
-                    "(send_timeout): the stream was ended and its generator closed"
-                )
+        self._sending = True
+        try:
+            if self._send_timeout is None:
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+                return
+            for start in range(0, len(body), PIECE_BYTES):
+                piece = body[start : start + PIECE_BYTES] if len(body) > PIECE_BYTES else body
+                with anyio.move_on_after(self._send_timeout) as waited:
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+                if waited.cancelled_caught:
+                    raise SendTimeout(
+                        f"orjson_dispatch: the client took nothing for {self._send_timeout} s "
+                        "(send_timeout): the stream was ended and its generator closed"
+                    )
+        finally:
+            self._sending = False
+            self._last_sent = time.monotonic()
 
 
 def _as_bytes(content: Any, charset: str) -> bytes:
