@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cli import RESULTS, load_results, main, parse_args
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
 
 
 def test_a_missing_dependency_names_the_setup_instead_of_a_traceback() -> None:

@@ -24,7 +24,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 #: What getting started installs. Editable: the same dependencies as ``pip install ./folder``,
 #: and the sources under test without a rebuild.
 DOCUMENTED = ("-e", "./uvicorn_keepalive", "-e", "./orjson_dispatch[fastapi]", "httpx2")

@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 
 from tests.docs.environments import environment
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [
     ROOT / "README.md",
     ROOT / "uvicorn_keepalive" / "README.md",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 _SHELL_BLOCK = re.compile(r"^```(?:bash|console|sh|shell)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _SCRIPT = re.compile(r"(?:^|[\s$;&|(])((?:\./)?(?:scripts|\.ci)/[\w.-]+)")

@@ -18,15 +18,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import IO
 
 import httpx
 import pytest
 
 from examples.model_server import Completion, Health, ModelList
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
 
 STARTUP_TIMEOUT = 30.0
 # scripts/demo creates .venv-demo on its first run: pip downloads and installs.

@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 import httpx
+import pytest
 import uvicorn
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from orjson_dispatch._route import DispatchRoute
 from starlette.types import ASGIApp
 
-from orjson_dispatch import dispatch
+from orjson_dispatch import dispatch, dispatched_routes
 
 UNTYPED = object()
 """Marker: the endpoint has no return annotation."""
@@ -141,6 +143,12 @@ def built_both(build: Callable[[Decorate], ASGIApp]) -> tuple[ASGIApp, ASGIApp]:
     return build(undecorated), build(dispatch)
 
 
+BOTH_ENTRY_POINTS = pytest.mark.parametrize(
+    "twin", [None, DispatchRoute], indirect=True, ids=["dispatch", "DispatchRoute"]
+)
+"""Runs a test once with ``@dispatch`` and once with ``DispatchRoute`` on the ``twin`` fixture."""
+
+
 @dataclasses.dataclass
 class Twin:
     """One FastAPI app serving each endpoint twice: as FastAPI runs it, and under ``@dispatch``.
@@ -174,6 +182,12 @@ class Twin:
         """The answers of ``/fastapi{path}`` and ``/dispatch{path}``, in that order."""
         fastapi = ask(self.app, method, f"/fastapi{path}", **kwargs)
         return fastapi, ask(self.app, method, f"/dispatch{path}", **kwargs)
+
+    def served(self, path: str) -> bool:
+        """Whether orjson serves ``/dispatch{path}`` (``dispatched_routes``); never ``/fastapi``."""
+        served = {key.split(" ")[1]: value for key, value in dispatched_routes(self.app).items()}
+        assert not served[f"/fastapi{path}"]
+        return served[f"/dispatch{path}"]
 
 
 @contextlib.contextmanager

@@ -1,24 +1,28 @@
 """What a route answers besides the body is FastAPI's: status, headers, cookies, the response
 class in force, empty bodies, background tasks and the thread the endpoint runs in.
 
-Each behaviour is checked against FastAPI itself: the ``parity_cases`` apps built with and without
-``@dispatch``, or one app serving the endpoint plain and decorated (``twin``), in process or over
-a real uvicorn server where only the wire shows it (HEAD, 204, 304).
+Each behaviour is checked against FastAPI itself, for both entry points (``BOTH_ENTRY_POINTS``:
+``@dispatch`` and ``DispatchRoute``): the ``parity_cases`` apps built with each and without, or one
+app serving the endpoint plain and through one of them (``twin``), in process or over a real
+uvicorn server where only the wire shows it (HEAD, 204, 304).
 """
 
 import inspect
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
 import pytest
-from fastapi import APIRouter, BackgroundTasks, FastAPI, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
+from orjson_dispatch._rendering import renders_json
+from orjson_dispatch._route import DispatchRoute
 from pydantic import BaseModel, field_serializer
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from orjson_dispatch import dispatch
+from orjson_dispatch import _fastapi, dispatch, dispatched_routes
 from tests.orjson_dispatch.apps import (
+    BOTH_ENTRY_POINTS,
     UNTYPED,
     Ask,
     Decorate,
@@ -36,13 +40,23 @@ from tests.orjson_dispatch.strategies.hostile import HeaderAfterInit
 # --- the parity examples ------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("route_class", [None, DispatchRoute], ids=["dispatch", "DispatchRoute"])
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_dispatch_answers_like_fastapi(case: Case, ask: Ask) -> None:
-    fastapi, ours = (
-        ask(case.build(decorate), case.method, case.path, **case.request)
-        for decorate in (undecorated, dispatch)
-    )
+def test_parity_case_answers_like_fastapi(
+    case: Case, route_class: type[DispatchRoute] | None, ask: Ask
+) -> None:
+    if route_class is None:
+        ours_app = case.build(dispatch)
+    else:
+        ours_app = case.build(undecorated, route_class=route_class)
+    fastapi = ask(case.build(undecorated), case.method, case.path, **case.request)
+    ours = ask(ours_app, case.method, case.path, **case.request)
     case.check(ours, fastapi)
+    if route_class is not None:
+        # JSON routes are orjson's; HTML, plain text and own-__init__ ones stay FastAPI's.
+        (served,) = (v for k, v in dispatched_routes(ours_app).items() if k.endswith(" /"))
+        response_class, _ = _fastapi.response_class_in_force(ours_app.routes[-1])
+        assert served is renders_json(response_class)
 
 
 def test_case_names_are_unique() -> None:
@@ -53,15 +67,19 @@ def test_case_names_are_unique() -> None:
 # --- status, headers and cookies ----------------------------------------------------------------
 
 
+@BOTH_ENTRY_POINTS
+@pytest.mark.parametrize("is_async", [True, False])
 @pytest.mark.parametrize("typed", [True, False])
-def test_injected_response_status_headers_and_cookies_are_kept(typed: bool, twin: Twin) -> None:
+def test_injected_response_status_headers_and_cookies_are_kept(
+    typed: bool, is_async: bool, twin: Twin
+) -> None:
     """The injected Response's status beats the route's; its headers and cookies all arrive.
 
     The deleted cookie's ``expires`` date is made from the clock when the header is built, so it
     is checked to be in the past rather than compared (see ``compare.comparable_headers``).
     """
 
-    async def endpoint(response: Response) -> Any:
+    def endpoint(response: Response) -> Any:
         response.status_code = 202
         response.headers["x-request-cost"] = "3"
         response.headers.append("x-multi", "a")
@@ -71,13 +89,18 @@ def test_injected_response_status_headers_and_cookies_are_kept(typed: bool, twin
         response.delete_cookie("old")
         return ITEM
 
-    twin.add("GET", "/r", declare(endpoint, Item if typed else UNTYPED), status_code=201)
+    async def async_endpoint(response: Response) -> Any:
+        return endpoint(response)
+
+    chosen = async_endpoint if is_async else endpoint
+    twin.add("GET", "/r", declare(chosen, Item if typed else UNTYPED), status_code=201)
     fastapi, ours = twin.both("GET", "/r")
     assert fastapi.status_code == 202
     assert fastapi.headers.get_list("x-multi") == ["a", "b"]
     cookies = fastapi.headers.get_list("set-cookie")
     assert [cookie.split("=", 1)[0] for cookie in cookies] == ["session", "theme", "old"]
     assert_identical(ours, fastapi)
+    assert twin.served("/r")
 
 
 def test_decorator_sets_status_headers_and_media_type(ask: Ask) -> None:
@@ -187,22 +210,27 @@ def test_status_205_sends_an_empty_body_with_a_matching_content_length(
     assert [h for h in header_list(ours) if h[0] != "content-length"] == others
 
 
-def test_empty_bodies_and_head_over_a_real_server(twin: Twin, live_server: LiveServer) -> None:
-    """Over the wire (uvicorn, h11 or httptools): 204/304 and HEAD answer as under FastAPI."""
+@BOTH_ENTRY_POINTS
+@pytest.mark.parametrize("typed", [True, False])
+def test_empty_bodies_and_head_over_a_real_server(
+    typed: bool, twin: Twin, live_server: LiveServer
+) -> None:
+    """Over the wire (uvicorn, h11 or httptools): 204/304, HEAD and a 204 route, as FastAPI."""
 
-    async def no_content(response: Response) -> dict[str, int]:
-        response.status_code = 204
-        return {"a": 1}
+    def setting(status: int) -> Any:
+        async def endpoint(response: Response) -> Any:
+            response.status_code = status
+            return ITEM
 
-    async def not_modified(response: Response) -> dict[str, int]:
-        response.status_code = 304
-        return {"a": 1}
+        return declare(endpoint, Item if typed else UNTYPED)
 
-    twin.add("GET", "/204", no_content)
-    twin.add("GET", "/304", not_modified)
-    twin.add(["GET", "HEAD"], "/item", make_endpoint(ITEM, annotation=Item))
+    twin.add("GET", "/204", setting(204))
+    twin.add("GET", "/304", setting(304))
+    twin.add(["GET", "HEAD"], "/item", make_endpoint(ITEM, annotation=Item if typed else UNTYPED))
+    twin.add("DELETE", "/d", make_endpoint(None), status_code=204)
+    requests = [("GET", "/204"), ("GET", "/304"), ("HEAD", "/item"), ("DELETE", "/d")]
     with httpx.Client(base_url=live_server(twin.app)) as client:
-        for method, path in [("GET", "/204"), ("GET", "/304"), ("HEAD", "/item")]:
+        for method, path in requests:
             fastapi = client.request(method, f"/fastapi{path}")
             ours = client.request(method, f"/dispatch{path}")
             drop = {"date"}  # the server's clock, a second apart at most
@@ -214,6 +242,7 @@ def test_empty_bodies_and_head_over_a_real_server(twin: Twin, live_server: LiveS
         get = client.get("/dispatch/item")
         head = client.head("/dispatch/item")
         assert head.headers["content-length"] == get.headers["content-length"]
+    assert twin.served("/item")
 
 
 # --- background tasks -----------------------------------------------------------------------------
@@ -235,27 +264,34 @@ class RecordSend:
         await self.app(scope, receive, recording_send)
 
 
+@BOTH_ENTRY_POINTS
 @pytest.mark.parametrize("is_async", [True, False])
 def test_background_tasks_run_after_the_response_is_sent(
     is_async: bool, twin: Twin, ask: Ask
 ) -> None:
+    """A dependency's task and the endpoint's run in that order, once the body is sent."""
     events: list[str] = []
 
-    async def async_endpoint(tasks: BackgroundTasks) -> dict[str, str]:
-        tasks.add_task(events.append, "task")
-        return {"ok": "yes"}
+    def queue(tasks: BackgroundTasks, side: Annotated[str, Depends(lambda: "dep")]) -> None:
+        tasks.add_task(events.append, f"dependency {side}")
 
-    def sync_endpoint(tasks: BackgroundTasks) -> dict[str, str]:
-        tasks.add_task(events.append, "task")
-        return {"ok": "yes"}
+    async def async_endpoint(tasks: BackgroundTasks, _: Annotated[None, Depends(queue)]) -> Item:
+        tasks.add_task(events.append, "endpoint")
+        return ITEM
 
-    twin.add("GET", "/t", async_endpoint if is_async else sync_endpoint)
+    def sync_endpoint(tasks: BackgroundTasks, _: Annotated[None, Depends(queue)]) -> Item:
+        tasks.add_task(events.append, "endpoint")
+        return ITEM
+
+    twin.add("POST", "/t", async_endpoint if is_async else sync_endpoint, status_code=201)
     recorded = RecordSend(twin.app, events)
+    answers = []
     for side in ("fastapi", "dispatch"):
         events.clear()
-        answer = ask(recorded, "GET", f"/{side}/t")
-        assert answer.json() == {"ok": "yes"}
-        assert events == ["body sent", "task"], side
+        answers.append(ask(recorded, "POST", f"/{side}/t"))
+        assert events == ["body sent", "dependency dep", "endpoint"], side
+    assert_identical(answers[1], answers[0])
+    assert twin.served("/t")
 
 
 # --- threads: a sync endpoint runs, and is serialized, in the threadpool ------------------------
@@ -275,7 +311,8 @@ class Traced(BaseModel):
 THREADS: dict[str, threading.Thread] = {}
 
 
-def test_sync_endpoint_runs_in_a_worker_thread_async_on_the_loop(ask: Ask) -> None:
+@BOTH_ENTRY_POINTS
+def test_sync_endpoint_runs_in_a_worker_thread_async_on_the_loop(twin: Twin, ask: Ask) -> None:
     def sync_endpoint() -> Traced:
         THREADS["endpoint"] = threading.current_thread()
         return Traced(value=1)
@@ -286,18 +323,19 @@ def test_sync_endpoint_runs_in_a_worker_thread_async_on_the_loop(ask: Ask) -> No
 
     assert not inspect.iscoroutinefunction(dispatch(sync_endpoint))
     assert inspect.iscoroutinefunction(dispatch(async_endpoint))
-    app = FastAPI()
-    app.get("/sync")(dispatch(sync_endpoint))
-    app.get("/async")(dispatch(async_endpoint))
+    twin.add("GET", "/sync", sync_endpoint)
+    twin.add("GET", "/async", async_endpoint)
     loop_thread = threading.current_thread()  # asyncio.run runs the loop in this thread
-
-    THREADS.clear()
-    assert ask(app, "GET", "/sync").json() == {"value": 1}
-    assert THREADS["endpoint"] is not loop_thread
-    # FastAPI runs a sync endpoint, and its serialization, in the threadpool; so does dispatch
-    # (serializing a large answer must not block the event loop).
-    assert THREADS["serializer"] is THREADS["endpoint"]
-
-    THREADS.clear()
-    assert ask(app, "GET", "/async").json() == {"value": 1}
-    assert THREADS["endpoint"] is loop_thread
+    for side in ("fastapi", "dispatch"):
+        THREADS.clear()
+        assert ask(twin.app, "GET", f"/{side}/sync").json() == {"value": 1}
+        assert THREADS["endpoint"] is not loop_thread
+        if twin.route_class is None and side == "dispatch":
+            # dispatch serializes a sync endpoint's value in the threadpool too (a large
+            # answer must not block the event loop).
+            assert THREADS["serializer"] is THREADS["endpoint"]
+        THREADS.clear()
+        assert ask(twin.app, "GET", f"/{side}/async").json() == {"value": 1}
+        assert THREADS["endpoint"] is loop_thread
+    assert twin.served("/sync")
+    assert twin.served("/async")

@@ -1,26 +1,23 @@
 """``DispatchRoute`` answers as FastAPI answers, with the returned values serialized by orjson.
 
 Every behaviour is checked against FastAPI itself: one endpoint served by a plain ``APIRoute``
-and by a ``DispatchRoute`` (the ``route_twin`` fixture, the ``parity_cases`` apps built with
-``route_class=DispatchRoute``). That orjson does the serializing shows in ``route.dispatched``,
-in the debug line logged per route and in ``dispatched_routes(app)``; the returned values
-themselves are in ``test_route_class_values.py``.
+and by a ``DispatchRoute`` (the ``route_twin`` fixture). The behaviours ``@dispatch`` shares (the
+parity cases, injected Response, background tasks, threads, empty bodies) are tested for both
+entry points in ``test_route_answers.py``. That orjson does the serializing shows in
+``route.dispatched``, in the debug line logged per route and in ``dispatched_routes(app)``; the
+returned values themselves are in ``test_route_class_values.py``.
 """
 
 import logging
-import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
-import httpx
 import orjson
 import pytest
-from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Response
-from fastapi.datastructures import DefaultPlaceholder
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Response
 from fastapi.exceptions import ResponseValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.routing import APIRoute
-from orjson_dispatch._rendering import renders_json
 from orjson_dispatch._route import DispatchRoute  # the public name is typed `object` (see below)
 from orjson_dispatch._serving import serving
 from starlette.applications import Starlette
@@ -29,9 +26,8 @@ from starlette.routing import Route
 
 import orjson_dispatch
 from orjson_dispatch import _encoders, dispatch, dispatched_routes
-from tests.orjson_dispatch.apps import UNTYPED, Ask, LiveServer, Twin, make_endpoint, undecorated
+from tests.orjson_dispatch.apps import Ask, Twin, make_endpoint, undecorated
 from tests.orjson_dispatch.compare import assert_identical
-from tests.orjson_dispatch.parity_cases import CASES, Case
 from tests.orjson_dispatch.samples import ITEM, Account, Envelope, Item, openapi_endpoints
 from tests.orjson_dispatch.versions import FASTAPI_STREAMS
 
@@ -53,23 +49,6 @@ def test_public_name_is_the_route_class() -> None:
 
     assert orjson_dispatch.DispatchRoute is DispatchRoute is defined
     assert issubclass(DispatchRoute, APIRoute)
-
-
-# --- the parity examples ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_parity_case_answers_like_fastapi(case: Case, ask: Ask) -> None:
-    ours_app = case.build(undecorated, route_class=DispatchRoute)
-    fastapi = ask(case.build(undecorated), case.method, case.path, **case.request)
-    ours = ask(ours_app, case.method, case.path, **case.request)
-    case.check(ours, fastapi)
-    (route,) = routes_of(ours_app).values()
-    response_class = route.response_class
-    if isinstance(response_class, DefaultPlaceholder):
-        response_class = response_class.value
-    # JSON routes are orjson's; HTML, plain text and own-__init__ ones stay FastAPI's.
-    assert dispatched(ours_app, "/") is renders_json(response_class)
 
 
 # --- routers, response classes, the OpenAPI document ------------------------------------------
@@ -262,74 +241,7 @@ def test_routes_are_listed_with_prefixes_and_mounts_each_with_its_serializer() -
 # --- FastAPI's semantics -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("annotation", [Item, UNTYPED])
-@pytest.mark.parametrize("is_async", [True, False])
-def test_injected_response_status_headers_and_cookies_are_kept(
-    annotation: Any, is_async: bool, route_twin: Twin
-) -> None:
-    def endpoint(response: Response) -> Any:
-        response.status_code = 202
-        response.headers["x-trace"] = "t1"
-        response.set_cookie("session", "abc", httponly=True)
-        response.delete_cookie("old")
-        return ITEM
-
-    async def async_endpoint(response: Response) -> Any:
-        return endpoint(response)
-
-    chosen = async_endpoint if is_async else endpoint
-    route_twin.add("GET", "/r", chosen, response_model=None if annotation is UNTYPED else Item)
-    fastapi, ours = route_twin.both("GET", "/r")
-    assert fastapi.status_code == 202
-    assert_identical(ours, fastapi)
-    assert dispatched(route_twin.app, "/dispatch/r")
-
-
-def test_background_tasks_run_after_the_answer(route_twin: Twin) -> None:
-    ran: list[str] = []
-
-    def queue(tasks: BackgroundTasks, x_side: Annotated[str, Depends(lambda: "dep")]) -> None:
-        tasks.add_task(ran.append, f"dependency {x_side}")
-
-    async def endpoint(tasks: BackgroundTasks, _: Annotated[None, Depends(queue)]) -> Item:
-        tasks.add_task(ran.append, "endpoint")
-        return ITEM
-
-    route_twin.add("POST", "/t", endpoint, status_code=201)
-    fastapi, ours = route_twin.both("POST", "/t")
-    assert_identical(ours, fastapi)
-    assert ran == ["dependency dep", "endpoint"] * 2
-    assert dispatched(route_twin.app, "/dispatch/t")
-
-
-@pytest.mark.parametrize("status", [204, 304])
-@pytest.mark.parametrize("annotation", [Item, UNTYPED])
-def test_bodiless_statuses_and_head_answer_no_body_on_the_wire(
-    status: int, annotation: Any, route_twin: Twin, live_server: LiveServer
-) -> None:
-    async def endpoint(response: Response) -> Any:
-        response.status_code = status
-        return ITEM
-
-    route_twin.add(["GET", "HEAD"], "/e", make_endpoint(ITEM, annotation=annotation))
-    route_twin.add("GET", "/s", endpoint, response_model=None if annotation is UNTYPED else Item)
-    route_twin.add("DELETE", "/d", make_endpoint(None), status_code=204)
-    base = live_server(route_twin.app)
-    with httpx.Client(base_url=base) as client:
-        for method, path in [("HEAD", "/e"), ("GET", "/s"), ("DELETE", "/d")]:
-            fastapi, ours = (client.request(method, f"/{side}{path}") for side in SIDES)
-            assert ours.content == fastapi.content == b""
-            assert ours.status_code == fastapi.status_code
-            assert without_date(ours) == without_date(fastapi)
-    assert dispatched(route_twin.app, "/dispatch/e")
-
-
 SIDES = ("fastapi", "dispatch")
-
-
-def without_date(response: httpx.Response) -> list[tuple[str, str]]:
-    """The headers in order, without uvicorn's clock-made ``date``."""
-    return [(k.lower(), v) for k, v in response.headers.multi_items() if k.lower() != "date"]
 
 
 @pytest.mark.usefixtures("fresh_endpoint_context")
@@ -346,22 +258,6 @@ def test_response_validation_error_names_the_endpoint(
     fastapi, ours = errors
     assert ours == fastapi.replace("GET /fastapi/me", "GET /dispatch/me")
     assert dispatched(route_twin.app, "/dispatch/me")
-
-
-def test_sync_endpoint_runs_in_a_worker_thread(route_twin: Twin) -> None:
-    threads: list[int] = []
-
-    def endpoint() -> Item:
-        threads.append(threading.get_ident())
-        return ITEM
-
-    route_twin.add("GET", "/s", endpoint)
-    fastapi, ours = route_twin.both("GET", "/s")
-    assert_identical(ours, fastapi)
-    # ``ask`` runs the app on this thread's event loop: the endpoint ran elsewhere.
-    assert threading.get_ident() not in threads
-    assert len(threads) == 2
-    assert dispatched(route_twin.app, "/dispatch/s")
 
 
 def test_dependencies_with_yield_are_closed_as_fastapi_closes_them(route_twin: Twin) -> None:

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 RELEASE_CHECK = ROOT / "scripts" / "release_check.py"
 PACKAGES = ("uvicorn_keepalive", "orjson_dispatch")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 STAMP = ROOT / ".venv" / ".bootstrap-stamp"
 PYPROJECTS = [
     "pyproject.toml",

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT
+
 UV_ENV = ROOT / "scripts" / "uv_env.py"
 UV = Path(sys.executable).with_name("uv")
 

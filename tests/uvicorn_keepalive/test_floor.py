@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from tests.paths import ROOT
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 VENV = ROOT / ".venv-floor"
 PYPROJECT = ROOT / "uvicorn_keepalive" / "pyproject.toml"
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from tests.paths import ROOT
 from tests.uvicorn_keepalive.servers import expected, get, wait_for
 
 
@@ -38,7 +39,6 @@ def connection_options(port: int) -> dict[str, int]:
 
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 APP = "tests.uvicorn_keepalive.servers:hello"
 OPTIONS_APP = "tests.uvicorn_keepalive.servers:own_options"
 

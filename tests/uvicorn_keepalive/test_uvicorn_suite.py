@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from tests.sdist import extract, source_tree
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 CACHE = ROOT / ".cache" / "uvicorn-tests"
 
 pytestmark = pytest.mark.slow
