@@ -103,7 +103,10 @@ class Stream(StreamingResponse):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         self._last_sent = time.monotonic()
-        ready, received = anyio.create_memory_object_stream[bytes](READY_FRAMES)
+        # Called, not subscripted: anyio 3 (which Starlette 0.37 allows) has a function here.
+        streams: tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]]
+        streams = anyio.create_memory_object_stream(READY_FRAMES)
+        ready, received = streams
         failure: Exception | None = None
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(self._produce, ready)
@@ -123,23 +126,21 @@ class Stream(StreamingResponse):
 
     async def _produce(self, ready: MemoryObjectSendStream[bytes]) -> None:
         try:
-            with ready:
-                async for content in self.body_iterator:
-                    chunk = (
-                        content if isinstance(content, bytes) else _as_bytes(content, self.charset)
-                    )
-                    try:  # no checkpoint per frame: a burst is produced whole, then sent
-                        ready.send_nowait(chunk)
-                    except anyio.WouldBlock:
-                        await ready.send(chunk)
-        except Exception as error:  # closing `ready` ends the stream once the rest is sent
+            async for content in self.body_iterator:
+                chunk = content if isinstance(content, bytes) else _as_bytes(content, self.charset)
+                try:  # no checkpoint per frame: a burst is produced whole, then sent
+                    ready.send_nowait(chunk)
+                except anyio.WouldBlock:
+                    await ready.send(chunk)
+        except Exception as error:  # raised by the response once the frames before are sent
             self._failure = error
         finally:
+            ready.close()  # the sender sends what it holds, then ends
             with anyio.CancelScope(shield=True):
                 await _close(self.body_iterator, self._items)
 
     async def _send_received(self, send: Send, received: MemoryObjectReceiveStream[bytes]) -> None:
-        with received:
+        try:
             while True:
                 try:
                     chunk = await received.receive()
@@ -152,6 +153,8 @@ class Stream(StreamingResponse):
                     except (anyio.WouldBlock, anyio.EndOfStream):
                         break
                 await self._send_body(send, batch[0] if len(batch) == 1 else b"".join(batch))
+        finally:
+            received.close()
 
     async def _pinger(self, send: Send, scope: anyio.CancelScope) -> None:
         """Send a ping whenever `ping_interval` passes without a send (one timer per interval).
