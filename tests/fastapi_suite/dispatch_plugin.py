@@ -11,7 +11,8 @@ untouched. ``ORJSON_DISPATCH_SUITE_MODE`` picks how:
   Endpoints that ``dispatch`` refuses (generator functions, classes) are left as they are and
   counted with the reason.
 - ``route``: every ``APIRouter`` (so every ``FastAPI`` app, whose router is one) that does not
-  name a route class of its own gets ``orjson_dispatch.DispatchRoute``.
+  name a route class of its own gets ``orjson_dispatch.DispatchRoute``, which parses JSON
+  request bodies of every size with orjson.
 
 Tests that run their body in a child interpreter (FastAPI's ``run_in_subprocess``, in
 tests/test_telemetry/_subprocess.py) are deselected: the plugin does not reach the child, so
@@ -100,6 +101,11 @@ def _patch_route_class() -> None:
 
     routing.APIRouter.__init__ = router_init  # type: ignore[method-assign]
     routing.APIRoute.__init__ = route_init  # type: ignore[method-assign]
+    # FastAPI's request bodies are small: orjson parses them too (not json.loads, as it does
+    # bodies of up to 2 KB), so that the suite checks orjson's parse.
+    request_body = getattr(orjson_dispatch, "_request_body", None)
+    if request_body is not None:
+        request_body._SMALL = -1
 
 
 def mode() -> str:
