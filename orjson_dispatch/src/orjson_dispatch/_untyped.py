@@ -106,9 +106,18 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
     # the exact path.
     if not serialization.selective and _ENCODERS_BY_TYPE.get(UUID) is _UUID_ENCODER:
         try:
-            body = orjson.dumps(value, default=default, option=option)
-        except TypeError:
-            pass  # a big integer, a non-str key, deep nesting: the exact path decides
+            if (
+                not serialization.option
+                and isinstance(value, BaseModel)
+                and type(value).model_dump is _MODEL_DUMP
+            ):
+                body = model_json(value, by_alias=serialization.by_alias)  # no fragment to copy
+            else:
+                body = orjson.dumps(value, default=default, option=option)
+        except (TypeError, ValueError):
+            # A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's
+            # writer refuses with a ValueError): the exact path decides.
+            pass
         else:
             if not may_hold_sqlalchemy_key(body):
                 return body
