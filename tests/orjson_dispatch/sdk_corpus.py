@@ -450,3 +450,27 @@ def proxy_chat(*, tokens: int = 8, top: int = 3, seed: int = 0) -> dict[str, Any
         "choices": [choice],
         "usage": {"prompt_tokens": 16, "completion_tokens": tokens, "total_tokens": 16 + tokens},
     }
+
+
+def anthropic_stream(*, deltas: int = 3, seed: int = 0) -> list[dict[str, Any]]:
+    """The events of a streamed ``message`` (``RawMessageStreamEvent``, a tagged union): its
+    start, a thinking block and a text block of ``deltas`` deltas each, the stop reason with
+    the usage, the stop."""
+    rng = _rng(seed)
+    start = {**anthropic_message(blocks=0, seed=seed), "stop_reason": None}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    blocks = (
+        ({"type": "thinking", "thinking": "", "signature": ""}, "thinking_delta", "thinking"),
+        ({"type": "text", "text": "", "citations": None}, "text_delta", "text"),
+    )
+    for index, (block, delta, field) in enumerate(blocks):
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        events += [
+            {"type": "content_block_delta", "index": index,
+             "delta": {"type": delta, field: _words(rng, 3)}}
+            for _ in range(deltas)
+        ]  # fmt: skip
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": "end_turn",
+                   "stop_sequence": None}, "usage": {"output_tokens": 6 * deltas}})  # fmt: skip
+    return [*events, {"type": "message_stop"}]

@@ -1,4 +1,5 @@
-"""Streams of the openai SDK's ``ChatCompletionChunk`` (``sdk_corpus``), sent as FastAPI sends them.
+"""Streams of the openai SDK's ``ChatCompletionChunk`` and of the anthropic SDK's
+``RawMessageStreamEvent`` (a tagged union; ``sdk_corpus``), sent as FastAPI sends them.
 
 JSON Lines and Server-Sent Events, the item type declared or not, the chunks validated or built
 by the SDK's own ``construct``: through the app's ASGI interface under ``DispatchRoute``
@@ -12,11 +13,22 @@ from typing import Any
 import pytest
 
 pytest.importorskip("openai", reason="the corpus is made of the openai SDK's types")
+pytest.importorskip("anthropic", reason="the corpus is made of the anthropic SDK's types")
 pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
+
+from anthropic.types import RawMessageStreamEvent
+from pydantic import TypeAdapter
 
 from orjson_dispatch import DispatchRoute
 from tests.orjson_dispatch.apps import UNTYPED, LiveServer, Twin
-from tests.orjson_dispatch.sdk_corpus import BUILT, Built, ChatCompletionChunk, build, chat_chunks
+from tests.orjson_dispatch.sdk_corpus import (
+    BUILT,
+    Built,
+    ChatCompletionChunk,
+    anthropic_stream,
+    build,
+    chat_chunks,
+)
 from tests.orjson_dispatch.strategies.streams import generator
 from tests.orjson_dispatch.streams_harness import KINDS, assert_same_line, assert_same_stream, both
 
@@ -33,6 +45,22 @@ def test_chunk_stream_is_sent_like_fastapi(
 ) -> None:
     items = chunks(built)
     annotation = ChatCompletionChunk if typed else UNTYPED
+    route_twin.add("GET", "/s", generator(items, annotation=annotation), **KINDS[kind])
+    fastapi, ours = both(route_twin, "/s")
+    assert fastapi.error is None
+    assert ours.error is None
+    assert len(fastapi.chunks) == len(items)
+    assert_same_stream(ours, fastapi, sse=kind == "sse")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
+def test_anthropic_event_stream_is_sent_like_fastapi(
+    kind: str, typed: bool, route_twin: Twin
+) -> None:
+    events: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
+    items = [events.validate_python(event) for event in anthropic_stream()]
+    annotation = RawMessageStreamEvent if typed else UNTYPED
     route_twin.add("GET", "/s", generator(items, annotation=annotation), **KINDS[kind])
     fastapi, ours = both(route_twin, "/s")
     assert fastapi.error is None
