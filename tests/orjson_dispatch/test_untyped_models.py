@@ -167,3 +167,12 @@ def test_layout_options_lay_out_models_too(option: int) -> None:
     for value in (Pair(), {"pair": Pair(), "n": 1}):
         expected = orjson.dumps(jsonable_encoder(value), option=option)
         assert dumps(value, option=option) == expected
+
+
+class Labelled(BaseModel):
+    label: str
+
+
+def test_a_returned_model_holding_a_lone_surrogate_is_sent_escaped() -> None:
+    # FastAPI fails to encode it (UnicodeEncodeError, a 500); dispatch escapes it, as in dicts.
+    assert dumps(Labelled(label="\ud800")) == b'{"label":"\\ud800"}'
