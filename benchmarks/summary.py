@@ -49,21 +49,22 @@ def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> l
     return [*lines, *("| " + " | ".join(row) + " |" for row in rows), ""] if rows else []
 
 
-def by_round(suite: Suite, metric: str) -> dict[tuple[str, str], dict[int, float]]:
-    """Return ``{(cell, config): {round: sample[metric]}}``."""
+def by_round(
+    suite: Suite, metric: str, key: str | None = None
+) -> dict[tuple[str, str], dict[int, float]]:
+    """Return ``{(cell, config): {round: sample[metric]}}`` (``[metric][key]`` with ``key``),
+    leaving out samples without it.
+    """  # noqa: D205
     found: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
-    for sample in suite["samples"]:
-        found[sample["cell"], sample["config"]][sample["round"]] = sample[metric]
+    for sample in (s for s in suite["samples"] if s.get(metric) is not None):
+        value = sample[metric] if key is None else sample[metric][key]
+        found[sample["cell"], sample["config"]][sample["round"]] = value
     return dict(found)
 
 
 def _median(suite: Suite, cell: str, config: str, field: str, key: str) -> float | None:
     """Return the median over the rounds of ``sample[field][key]`` (None: not measured)."""
-    values = [
-        sample[field][key]
-        for sample in suite["samples"]
-        if (sample["cell"], sample["config"]) == (cell, config) and sample.get(field)
-    ]
+    values = by_round(suite, field, key).get((cell, config), {}).values()
     return statistics.median(values) if values else None
 
 
@@ -193,16 +194,17 @@ def _panels(suite: Suite, metric: str, concurrency: int | None) -> list[Panel]:
     """
     panels = []
     for cell in (c["key"] for c in suite["cells"] if concurrency in (None, c["concurrency"])):
-        stamped = any(s["cell"] == cell and s.get("yield_to_read_ms") for s in suite["samples"])
-        field = "yield_to_read_ms" if stamped else metric
-        values: dict[str, tuple[Spread, float | None]] = {}
-        for config in (c["name"] for c in suite["configs"]):
-            rows = [s for s in suite["samples"] if (s["cell"], s["config"]) == (cell, config)]
-            if rows and stamped:
-                p99 = statistics.median(s[field]["p99"] for s in rows)
-                values[config] = (Spread.of([s[field]["p50"] for s in rows]), p99)
-            elif rows:
-                values[config] = (Spread.of([s[field] for s in rows]), None)
+        p50, p99 = (
+            by_round(suite, "yield_to_read_ms", "p50"),
+            by_round(suite, "yield_to_read_ms", "p99"),
+        )
+        stamped = any(key[0] == cell for key in p50)
+        rounds = p50 if stamped else by_round(suite, metric)
+        values = {
+            config: (Spread.of(list(rounds[cell, config].values())),
+                     statistics.median(p99[cell, config].values()) if stamped else None)
+            for config in (c["name"] for c in suite["configs"]) if (cell, config) in rounds
+        }  # fmt: skip
         panels += [(cell, stamped, values)] if values else []
     return panels
 
