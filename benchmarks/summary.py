@@ -245,7 +245,9 @@ def plot(suite: Suite, metric: str, label: str, path: Path, concurrency: int | N
             axis.set_xlim(min(v.low for v in spreads) / 1.5, top * 3)
         else:
             axis.set_xlim(0, top * 1.3)
-        axis.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.4g}".replace(",", " ")))
+        axis.xaxis.set_major_formatter(
+            FuncFormatter(lambda x, _: f"{x:,.0f}".replace(",", " ") if x >= 1 else f"{x:g}")
+        )
         axis.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
         axis.invert_yaxis()
         unit = "ms from yield to read: bars p50, diamonds p99" if stamped else label
