@@ -1,14 +1,18 @@
 """Every headline figure of the READMEs and the docs is a row of a committed benchmark result.
 
 The results the pages quote are those of the ``--quick`` profile, committed in
-``benchmarks/results/quick/``: the benchmarks page includes their summary
-(``summary.md``, exactly what ``--render`` prints for them), and each figure quoted in prose
-is listed below with the row it comes from, computed again here from the files.
+``benchmarks/results/quick/``: the benchmarks page holds their summary between two markers
+(exactly what ``--render`` prints for them), and each figure quoted in prose is listed below
+with the row it comes from, computed again here from the files.
+``python -m tests.docs.test_figures`` prints the quoted sentences as the files have them;
+``--write`` rewrites the summary on the benchmarks page.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,6 +46,21 @@ RATIOS = [
      "plain@c32+close", "keepalive", "stock"),
 ]  # fmt: skip
 METRICS = {"serialization": "rps", "keepalive": "rps", "streaming": "events_per_s"}
+#: (page, the text around the figure, pyperf benchmark): ``{}`` is its mean in ms.
+INPROCESS = [
+    ("README.md", "FastAPI's untyped path (`jsonable_encoder` + `json.dumps`) takes {} ms",
+     "sdk-training/jsonable-encoder"),
+    ("README.md", "`orjson_dispatch.dumps` on the same model {} ms",
+     "sdk-training/dispatch-dumps-model"),
+]  # fmt: skip
+#: (page, the text around the figure, suite, cell, configuration, percentile): ``{}`` is the
+#: median over the rounds of wrk's latency percentile, in ms.
+LATENCIES = [
+    ("README.md", "delayed ACK ({} ms p50", "keepalive", "plain@c1",
+     "stock-asyncio-w2", "p50"),
+    ("README.md", "against {} ms with uvicorn-keepalive in the `--quick`", "keepalive",
+     "plain@c1", "keepalive-asyncio-w2", "p50"),
+]  # fmt: skip
 
 
 def figure(suite: str, cell: str, config: str, baseline: str) -> str:
@@ -52,13 +71,28 @@ def figure(suite: str, cell: str, config: str, baseline: str) -> str:
     return summary.number(ratio.median)
 
 
-def test_the_benchmarks_page_includes_the_summary_of_the_committed_quick_results() -> None:
-    page = (ROOT / "docs" / "benchmarks.md").read_text()
-    assert '--8<-- "benchmarks/results/quick/summary.md"' in page
-    rendered = summary.render(load_results(QUICK_RESULTS))
-    assert (QUICK_RESULTS / "summary.md").read_text() == rendered + "\n", (
-        "run: .venv/bin/python -m benchmarks --render benchmarks/results/quick"
-        " > benchmarks/results/quick/summary.md"
+START = "<!-- summary of benchmarks/results/quick: python -m tests.docs.test_figures --write -->\n"
+END = "<!-- end of the summary -->\n"
+
+
+def page_with_summary() -> str:
+    """The benchmarks page with the summary of the committed quick results between the markers."""
+    page = (ROOT / BENCHMARKS).read_text()
+    before, rest = page.split(START)
+    return (
+        before
+        + START
+        + "\n"
+        + summary.render(load_results(QUICK_RESULTS))
+        + "\n"
+        + END
+        + rest.split(END)[1]
+    )
+
+
+def test_the_benchmarks_page_holds_the_summary_of_the_committed_quick_results() -> None:
+    assert (ROOT / BENCHMARKS).read_text() == page_with_summary(), (
+        "python -m tests.docs.test_figures --write"
     )
     assert set(load_results(QUICK_RESULTS)) == {
         "serialization",
@@ -82,13 +116,36 @@ def test_the_quick_results_are_the_quick_profiles() -> None:
     assert bodies == set(QUICK.inprocess[0])
 
 
-@pytest.mark.parametrize("quoted", RATIOS, ids=lambda q: f"{q[0]}:{q[3]}:{q[4]}")
-def test_a_quoted_figure_is_a_row_of_the_quick_results(quoted: tuple[str, ...]) -> None:
-    page, text, *row = quoted
-    expected = text.format(figure(*row))
+def mean_ms(benchmark: str) -> str:
+    """The pyperf mean of ``benchmark`` (``<body>/<candidate>``) in ms, as tables format it."""
+    data = load_results(QUICK_RESULTS)["inprocess"]
+    found = {b.get_name(): b for bs in summary.inprocess_benchmarks(data).values() for b in bs}
+    return summary.number(found[benchmark].mean() * 1e3)
+
+
+def latency_ms(suite: str, cell: str, config: str, percentile: str) -> str:
+    """The median over the rounds of a wrk latency percentile, in ms."""
+    rounds = summary.by_round(load_results(QUICK_RESULTS)[suite], "latency_us", percentile)
+    return summary.number(statistics.median(rounds[cell, config].values()) / 1e3)
+
+
+def quoted() -> list[tuple[str, str]]:
+    """Every quoted sentence with its figure from the files: (page, text)."""
+    return [
+        *((page, text.format(figure(*row))) for page, text, *row in RATIOS),
+        *((page, text.format(mean_ms(name))) for page, text, name in INPROCESS),
+        *((page, text.format(latency_ms(*row))) for page, text, *row in LATENCIES),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(RATIOS) + len(INPROCESS) + len(LATENCIES)))
+def test_every_quoted_figure_is_a_row_of_the_quick_results(index: int) -> None:
+    page, expected = quoted()[index]
     assert expected in re.sub(r"\s+", " ", (ROOT / page).read_text()), f"{page}: {expected!r}"
 
 
 if __name__ == "__main__":
-    for page, text, *row in RATIOS:
-        print(f"{page}: {text.format(figure(*row))}")
+    if sys.argv[1:] == ["--write"]:
+        (ROOT / BENCHMARKS).write_text(page_with_summary())
+    for page, text in quoted():
+        print(f"{page}: {text}")
