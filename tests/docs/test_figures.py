@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import summary
-from benchmarks.cli import QUICK, RESULTS, load_results
+from benchmarks.cli import QUICK, RESULTS, SUITES, load_results
+from benchmarks.configs import REQUEST_CONFIGS
 from benchmarks.rounds import paired_ratios
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,21 +95,18 @@ def test_the_benchmarks_page_holds_the_summary_of_the_committed_quick_results() 
     assert (ROOT / BENCHMARKS).read_text() == page_with_summary(), (
         "python -m tests.docs.test_figures --write"
     )
-    assert set(load_results(QUICK_RESULTS)) == {
-        "serialization",
-        "inprocess",
-        "streaming",
-        "keepalive",
-    }
+    assert set(load_results(QUICK_RESULTS)) == set(SUITES)
 
 
 def test_the_quick_results_are_the_quick_profiles() -> None:
     """Each figure quoted is one ``--quick`` measures: the files are that profile's, whole."""
     found = load_results(QUICK_RESULTS)
-    for suite in ("serialization", "streaming", "keepalive"):
+    for suite in ("serialization", "requests", "streaming", "keepalive"):
         assert "--quick" in found[suite]["run"]["command"]
-        assert {c["name"] for c in found[suite]["configs"]} == QUICK.only[suite], suite
-    for suite in ("serialization", "keepalive"):
+        every = {"requests": {c.name for c in REQUEST_CONFIGS}}  # all of it, when not in only
+        wanted = QUICK.only.get(suite) or every[suite]
+        assert {c["name"] for c in found[suite]["configs"]} == wanted, suite
+    for suite in ("serialization", "requests", "keepalive"):
         cells = {cell.key for cell in getattr(QUICK, suite)[0]}
         assert {c["key"] for c in found[suite]["cells"]} == cells, suite
     assert {c["key"] for c in found["streaming"]["cells"]} == set(QUICK.streaming[0])
