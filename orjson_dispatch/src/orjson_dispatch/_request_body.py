@@ -25,11 +25,10 @@ documents).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import sys
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
@@ -76,31 +75,33 @@ async def request_json(request: Request) -> Any:
     value = orjson_value(body) if len(body) > _SMALL else _UNSURE
     if value is _UNSURE:
         # Called from this frame, at the depth Starlette's Request.json() calls it from, so that
-        # the recursion limit cuts both at the same nesting (see _handler_frame).
-        with _handler_frame(request):
+        # the recursion limit cuts both at the same nesting (see _give_back_handler_frame).
+        limit = _give_back_handler_frame(request)
+        try:
             value = json.loads(body)
+        finally:
+            if limit:
+                sys.setrecursionlimit(limit)
     request._json = value
     return value
 
 
-@contextlib.contextmanager
-def _handler_frame(request: Request) -> Iterator[None]:
+def _give_back_handler_frame(request: Request) -> int:
     """Give back, on Python 3.10 and 3.11, the one frame `parsing_json` adds to the stack.
 
     Those versions count every Python frame and every level of a JSON document against one
     recursion limit: under the handler `parsing_json` wraps, `json.loads` would stop one level
     short of where it stops in FastAPI's own handler. Later versions count the document's levels
     apart (C recursion, then stack space), which a Python frame does not use.
+
+    Returns:
+        The recursion limit to set back after `json.loads`, or 0 where it was not raised.
     """
     if not _PYTHON_FRAMES_COUNT or type(vars(request).get("json")) is not _RequestJSON:
-        yield
-        return
+        return 0
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(limit + 1)
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(limit)
+    return limit
 
 
 _PYTHON_FRAMES_COUNT = sys.version_info < (3, 12)
