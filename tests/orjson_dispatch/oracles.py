@@ -122,6 +122,21 @@ def _rebuilt(value: Any, convert: Callable[[Any], Any], *, keys: bool = False) -
     return type(value)(convert(item) for item in stored_items(value))
 
 
+def _each_converted(value: Any, convert: Callable[[Any], Any]) -> Any:
+    """``value``'s container (a hostile one, a mapping proxy, dict, list, tuple or deque) of
+    the same class holding its values converted; ``value`` itself if it is none of these."""
+    rebuilt = _rebuilt(value, convert)
+    if rebuilt is not None:
+        return rebuilt
+    if isinstance(value, types.MappingProxyType):
+        return types.MappingProxyType({k: convert(v) for k, v in value.items()})
+    if isinstance(value, dict):
+        return type(value)({k: convert(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple, deque)):
+        return type(value)(convert(v) for v in value)
+    return value
+
+
 @_along_spine
 def denumpy(value: Any) -> Any:
     """``value`` with every numpy scalar and array replaced by its Python equivalent (``tolist``).
@@ -181,18 +196,9 @@ def dataclasses_as_dicts(value: Any) -> Any:
         }
     if not walk_any(value, lambda v: isinstance(v, Point)):
         return value
-    rebuilt = _rebuilt(value, dataclasses_as_dicts)
-    if rebuilt is not None:
-        return rebuilt
-    if isinstance(value, types.MappingProxyType):
-        return types.MappingProxyType({k: dataclasses_as_dicts(v) for k, v in value.items()})
-    if isinstance(value, dict):
-        return type(value)({k: dataclasses_as_dicts(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple, deque)):
-        return type(value)(dataclasses_as_dicts(v) for v in value)
     if isinstance(value, Attrs):
         return Attrs(dataclasses_as_dicts(value.a), dataclasses_as_dicts(value.b))
-    return value
+    return _each_converted(value, dataclasses_as_dicts)
 
 
 def _copy_if_possible(value: Any) -> Any:
@@ -297,18 +303,9 @@ def models_with_nonfinite_as_their_json(value: Any, **options: Any) -> Any:
             return _nulls_as_nan(data) if options.get("exclude_none") else data
         if not walk_any(item, lambda v: isinstance(v, BaseModel) and walk_any(v, nonfinite)):
             return item
-        rebuilt = _rebuilt(item, replace)
-        if rebuilt is not None:
-            return rebuilt
-        if isinstance(item, types.MappingProxyType):
-            return types.MappingProxyType({k: replace(v) for k, v in item.items()})
-        if isinstance(item, dict):
-            return type(item)({k: replace(v) for k, v in item.items()})
-        if isinstance(item, (list, tuple, deque)):
-            return type(item)(replace(v) for v in item)
         if isinstance(item, Attrs):
             return Attrs(replace(item.a), item.b)
-        return item
+        return _each_converted(item, replace)
 
     return replace(value)
 

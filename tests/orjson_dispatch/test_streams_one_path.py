@@ -74,11 +74,12 @@ def build(kind: str) -> FastAPI:
 
 
 def answers(app: FastAPI, fastapi_path: str, dispatch_path: str) -> list[tuple[Answer, list[str]]]:
-    """Each side's answer, and what its dependencies, items and background tasks did."""
+    """Each side's answer (neither failing), and what its dependencies, items and tasks did."""
     result = []
     for path in (fastapi_path, dispatch_path):
         LOG.clear()
         answer = asyncio.run(call(app, "GET", path))
+        assert answer.error is None, path
         result.append((answer, list(LOG)))
     return result
 
@@ -88,13 +89,7 @@ def test_json_branch_is_fastapis_answer_of_the_body(kind: str) -> None:
     (fastapi, fastapi_log), (ours, ours_log) = answers(
         build(kind), "/fastapi/json", "/dispatch/one"
     )
-    assert fastapi.error is None
-    assert ours.error is None
-    assert (
-        (ours.status, ours.headers)
-        == (fastapi.status, fastapi.headers)
-        == (ours.status, ours.headers)
-    )
+    assert (ours.status, ours.headers) == (fastapi.status, fastapi.headers)
     assert ours.status == 202
     assert orjson.loads(b"".join(ours.bodies)) == orjson.loads(b"".join(fastapi.bodies))
     assert b"secret" not in b"".join(ours.bodies)
@@ -107,8 +102,6 @@ def test_stream_branch_is_fastapis_stream_of_the_items(kind: str) -> None:
     (fastapi, fastapi_log), (ours, ours_log) = answers(
         build(kind), "/fastapi/stream", "/dispatch/one?stream=true"
     )
-    assert fastapi.error is None
-    assert ours.error is None
     assert ours.status == 202
     assert_same_stream(ours, fastapi, sse=kind == "sse")
     assert ours_log == fastapi_log
