@@ -3,7 +3,8 @@
 The results the pages quote are those of the ``--quick`` profile, committed in
 ``benchmarks/results/quick/``: the benchmarks page holds their summary between two markers
 (exactly what ``--render`` prints for them), and each figure quoted in prose is listed below
-with the row it comes from, computed again here from the files.
+with the row it comes from, computed again here from the files; a ratio or a time in the
+prose of a page that no listed sentence accounts for fails.
 ``python -m tests.docs.test_figures`` prints the quoted sentences as the files have them;
 ``--write`` rewrites the summary on the benchmarks page.
 """
@@ -25,7 +26,8 @@ from benchmarks.rounds import paired_ratios
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_RESULTS = RESULTS / "quick"
 PAGES = ["README.md", "orjson_dispatch/README.md", "uvicorn_keepalive/README.md"]
-PAGES += ["docs/index.md", "docs/benchmarks.md"]
+PAGES += ["docs/index.md", "docs/getting-started.md", "docs/keepalive.md", "docs/dispatch.md"]
+PAGES += ["docs/benchmarks.md"]
 
 #: (page, the text around the figure, suite, cell, configuration, baseline): ``{}`` is the
 #: median over the rounds of the paired ratio of the configuration to the baseline, as the
@@ -60,6 +62,12 @@ LATENCIES = [
     ("README.md", "delayed ACK ({} ms p50", "keepalive", "plain@c1",
      "stock-asyncio-w2", "p50"),
     ("README.md", "against {} ms with uvicorn-keepalive in the `--quick`", "keepalive",
+     "plain@c1", "keepalive-asyncio-w2", "p50"),
+    ("uvicorn_keepalive/README.md", "delayed ACK ({} ms p50 per request on a reused",
+     "keepalive", "plain@c1", "stock-asyncio-w2", "p50"),
+    ("docs/keepalive.md", "({} ms p50 in the `--quick` keepalive suite", "keepalive",
+     "plain@c1", "stock-asyncio-w2", "p50"),
+    ("docs/keepalive.md", "against {} ms with uvicorn-keepalive: the", "keepalive",
      "plain@c1", "keepalive-asyncio-w2", "p50"),
 ]  # fmt: skip
 
@@ -147,3 +155,29 @@ if __name__ == "__main__":
         (ROOT / BENCHMARKS).write_text(page_with_summary())
     for page, text in quoted():
         print(f"{page}: {text}")
+
+
+#: Figures in prose that are settings, not measurements.
+SETTINGS = {"docs/benchmarks.md": ["one chunk every ~1 ms"]}
+#: A measured figure in prose: a ratio (``1.35x``) or a time (``7.53 ms``, ``2.5 us``).
+_FIGURE = re.compile(r"(?<![\w.])\d[\d.]*(?:x|\s?(?:ms|us|µs))(?![\w-])")
+
+
+def unquoted_figures(page: str) -> list[str]:
+    """The figures of ``page``'s prose that no quoted sentence accounts for."""
+    text = (ROOT / page).read_text()
+    if START in text:
+        text = text.split(START)[0] + text.split(END)[1]
+    text = re.sub(r"^(```|~~~).*?^\1", "", text, flags=re.MULTILINE | re.DOTALL)
+    text = re.sub(r"\s+", " ", text)
+    for quoted_page, sentence in quoted():
+        text = text.replace(sentence, "") if quoted_page == page else text
+    for setting in SETTINGS.get(page, []):
+        text = text.replace(setting, "")
+    text = re.sub(r"`[^`]*`", "", text)  # code spans: values, not figures
+    return _FIGURE.findall(text)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_page_quotes_a_figure_the_list_does_not_trace_to_a_row(page: str) -> None:
+    assert unquoted_figures(page) == []
