@@ -18,7 +18,6 @@ from typing import Any
 __all__ = [
     "VALIDATION_ERRORS",
     "ResponseField",
-    "api_routes",
     "building_with",
     "copied_dependant",
     "document_both",
@@ -37,6 +36,7 @@ __all__ = [
     "return_annotation",
     "route_being_built",
     "route_in_scope",
+    "routers",
     "routes_changed",
     "seed_endpoint_context",
     "serialization_operation",
@@ -331,16 +331,15 @@ class _RouteClassAttribute:
         self._set(router)
 
 
-def api_routes(router: Any) -> Iterator[Any]:
-    """Yield the routes of `router` and of the routers it includes, without building them."""
+def routers(router: Any) -> Iterator[Any]:
+    """Yield `router` and the routers it includes, at any depth, without building them."""
     # FastAPI 0.165 keeps an included router as one `_IncludedRouter` entry (its
     # `original_router`); before, include_router copied each route into the including router.
+    yield router
     for route in router.routes:
         included = getattr(route, "original_router", None)
         if included is not None and not hasattr(route, "endpoint"):
-            yield from api_routes(included)
-        else:
-            yield route
+            yield from routers(included)
 
 
 def rebuild(route: Any, route_class: type[Any]) -> None:
@@ -357,16 +356,12 @@ def rebuild(route: Any, route_class: type[Any]) -> None:
 
 
 def routes_changed(router: Any) -> None:
-    """Make FastAPI build again what it made of the routes of `router` and of its inclusions."""
+    """Make FastAPI build again what it made of the routes of `router` (not of its inclusions)."""
     # FastAPI 0.165 caches the effective route contexts of an included router (their handlers
     # built from its routes) until the router's routes change.
     mark = getattr(router, "_mark_routes_changed", None)
     if mark is not None:
         mark()
-    for route in router.routes:
-        included = getattr(route, "original_router", None)
-        if included is not None and not hasattr(route, "endpoint"):
-            routes_changed(included)
 
 
 _LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")

@@ -143,16 +143,22 @@ def use_dispatch_routes(app: Any, route_class: Any = DispatchRoute) -> None:
             f"not {route_class!r}"
         )
         raise TypeError(msg)
-    for route in _plain(_fastapi.api_routes(router)):
-        DispatchRoute._read_endpoint(route, route.endpoint)
-        _fastapi.rebuild(route, route_class)
-    _fastapi.routes_changed(router)
+    for owner in _fastapi.routers(router):
+        for route in _plain(owner.routes):
+            DispatchRoute._read_endpoint(route, route.endpoint)
+            _fastapi.rebuild(route, route_class)
+        _fastapi.routes_changed(owner)
     if router.route_class is APIRoute:
         router.route_class = route_class
 
 
 def _plain(routes: Any) -> list[Any]:
     return [route for route in routes if type(route) is APIRoute]
+
+
+def _routes_of(router: Any) -> list[Any]:
+    """The plain `APIRoute`s of `router` and of the routers it includes."""
+    return [route for owner in _fastapi.routers(router) for route in _plain(owner.routes)]
 
 
 def _named(routes: list[Any]) -> str:
@@ -169,7 +175,7 @@ _FIX = (
 def _route_class_set(router: Any) -> None:
     route_class = router.route_class
     if isinstance(route_class, type) and issubclass(route_class, DispatchRoute):
-        earlier = _plain(_fastapi.api_routes(router)) if hasattr(router, "routes") else []
+        earlier = _routes_of(router) if hasattr(router, "routes") else []
         if earlier:
             warn(
                 f"route_class={route_class.__qualname__} is set on a router whose "
@@ -181,7 +187,7 @@ def _route_class_set(router: Any) -> None:
 def _router_included(router: Any, included: Any) -> None:
     route_class = router.route_class
     if isinstance(route_class, type) and issubclass(route_class, DispatchRoute):
-        kept = _plain(_fastapi.api_routes(included))
+        kept = _routes_of(included)
         if kept:
             warn(
                 f"include_router(): {len(kept)} route(s) {_named(kept)} of the included router "
