@@ -65,10 +65,10 @@ class Profile(NamedTuple):
 # configurations as every run), the 1.5k-token body, the scaling sizes at one connection.
 _BODIES = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
 _SCALING = ("tokens-256", "tokens-4096", "tokens-16384", "tokens-262144")
-# A new connection per request (churn), long-lived connections, and one connection: the
-# latency of a request on a reused connection (Nagle against delayed ACKs shows there).
 # The 1.7 MB multi-turn request and the 2 KB chat request, at a model server's 32 connections.
 _REQUEST_CELLS = (Cell(MULTI_TURN, 32), Cell(CHAT, 32))
+# A new connection per request (churn), long-lived connections, and one connection: the
+# latency of a request on a reused connection (Nagle against delayed ACKs shows there).
 _KEEPALIVE_CELLS = (Cell("plain", 32, close=True), Cell("plain", 32), Cell("plain", 1))
 
 FULL = Profile(
@@ -120,7 +120,7 @@ QUICK = Profile(
 def parse_args(argv: list[str]) -> argparse.Namespace:
     """Parse the command line."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="a few minutes' subset")
+    parser.add_argument("--quick", action="store_true", help="the subset the docs quote")
     parser.add_argument("--only", default=",".join(SUITES), help=f"of: {', '.join(SUITES)}")
     parser.add_argument("--out", type=Path, help="default: benchmarks/results[/quick]")
     parser.add_argument("--render", type=Path, metavar="DIR", help="summarize DIR, measure nothing")
