@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import warnings
+from collections.abc import Callable
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Annotated, Any, ClassVar, Literal
@@ -192,6 +193,7 @@ class Counted(BaseModel):
     """A computed field counting its evaluations, returning a value of another type at will."""
 
     big: int = 0
+    bigs: list[int] = []
     result: Any = 1
     calls: ClassVar[list[int]] = []
 
@@ -202,17 +204,29 @@ class Counted(BaseModel):
         return self.result  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("result", [1, "one", 2.5], ids=["int", "str", "float"])
-def test_a_computed_field_is_evaluated_once(result: Any) -> None:
-    value = Counted(result=result)
+@pytest.mark.parametrize(
+    "fields",
+    [{}, {"result": "one"}, {"result": 2.5}, {"big": 2**70}, {"bigs": [1, -(2**64)]}],
+    ids=["int", "str", "float", "big-int", "big-int-in-a-list"],
+)
+def test_a_computed_field_is_evaluated_once(fields: dict[str, Any]) -> None:
+    value = Counted(**fields)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pydantic warns of a value of another type
-        Counted.calls.clear()
-        expected = fastapi_untyped(value)
-        assert len(Counted.calls) == 1
-        Counted.calls.clear()
-        assert dumps(value) == expected
-        assert len(Counted.calls) == 1
+        paths: list[tuple[Callable[[], bytes], Callable[[], bytes]]] = [
+            (lambda: dumps(value), lambda: fastapi_untyped(value)),
+            (
+                lambda: dumps(value, response_model=Counted),
+                lambda: fastapi_typed(Counted, value),
+            ),
+        ]
+        for ours, fastapi in paths:
+            Counted.calls.clear()
+            expected = fastapi()
+            assert len(Counted.calls) == 1
+            Counted.calls.clear()
+            assert ours() == expected
+            assert len(Counted.calls) == 1
 
 
 # --- deferred schemas ------------------------------------------------------------------------

@@ -37,6 +37,7 @@ makes pydantic convert every model whole, for bisecting a difference.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import datetime
 import functools
@@ -69,6 +70,7 @@ __all__ = [
     "default_for",
     "model_json",
     "numpy_as_orjson",
+    "orjson_models",
     "pydantic_json",
     "without_nan",
     "writes_nan",
@@ -456,7 +458,7 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
         body.append("    out.update(x)")
     for name, key, expression, converted in computed:
         # Read once: pydantic calls the property once too.
-        body.append(f"v = m.{name}")
+        body.append(f"v = {checks.name(_read_computed, 'read_computed')}(m, {name!r})")
         if expression is None:
             body.append(f"out[{key!r}] = v")
         else:
@@ -619,7 +621,7 @@ def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[
             encode = encoders.get(type(value))
             return other(value) if encode is None else encode(value)
 
-        return default
+        return _reading(default, known.values())
     namespace: dict[str, Any] = {"other_values": other}
     name = "default_for_" + "_".join(_identifier(cls.__name__) for cls in roots[:3])
     lines = [f"def {name}(m):", "    t = type(m)"]
@@ -637,7 +639,80 @@ def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[
             lines += (f"        {line}" for line in source.body)
     lines.append("    return other_values(m)")
     title = f"default {', '.join(_title(cls) for cls in roots)}{' by alias' if by_alias else ''}"
-    return _compiled(name, lines, namespace, title)  # type: ignore[no-any-return]
+    return _reading(_compiled(name, lines, namespace, title), known.values())
+
+
+def _reading(
+    default: Callable[[Any], Any], entries: Iterable[tuple[_Source | None, Encode]]
+) -> Callable[[Any], Any]:
+    """Return `default`, noted as reading computed fields where the code of its classes does."""
+    for source, _ in entries:
+        if source is not None and any(held is _read_computed for held in source.namespace.values()):
+            _READING_COMPUTED.add(default)
+            break
+    return default
+
+
+# The computed values read while one value is written, by (id of the model, property name):
+# written again (an integer beyond 64 bits refused by orjson), the value reads them from here,
+# as pydantic reads a computed field once.
+_READS: contextvars.ContextVar[dict[tuple[int, str], Any] | None] = contextvars.ContextVar(
+    "orjson_dispatch_computed_reads", default=None
+)
+_READING_COMPUTED: weakref.WeakSet[Callable[[Any], Any]] = weakref.WeakSet()
+
+
+def _read_computed(model: BaseModel, name: str) -> Any:
+    reads = _READS.get()
+    if reads is None:
+        return getattr(model, name)
+    key = (id(model), name)
+    if key not in reads:
+        reads[key] = getattr(model, name)
+    return reads[key]
+
+
+def orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> bytes:
+    """Return orjson's JSON of `value`, its models written by `default` (from `default_for`).
+
+    Where computed fields were read and orjson then refuses an integer beyond 64 bits, the
+    value is written again with such integers as their digits, the computed values read once.
+
+    Raises:
+        TypeError: orjson refuses a value (then pydantic decides).
+    """
+    if default not in _READING_COMPUTED:
+        return orjson.dumps(value, default=default, option=option)
+    reads: dict[tuple[int, str], Any] = {}
+    token = _READS.set(reads)
+    try:
+        try:
+            return orjson.dumps(value, default=default, option=option)
+        except TypeError:
+            if not reads:
+                raise
+        try:
+            return orjson.dumps(_exact_integers(value, default), default=default, option=option)
+        except RecursionError as error:
+            raise TypeError(error) from error
+    finally:
+        _READS.reset(token)
+
+
+def _exact_integers(value: Any, default: Callable[[Any], Any]) -> Any:
+    """Return `value` as orjson reads it through `default`, big integers as their digits."""
+    kind = type(value)
+    if kind is int:
+        return value if -(2**63) <= value < 2**64 else orjson.Fragment(str(value).encode())
+    if kind in (str, float, bool) or value is None or kind is orjson.Fragment:
+        return value
+    if kind is dict:
+        return {key: _exact_integers(item, default) for key, item in value.items()}
+    if kind in (list, tuple):
+        return [_exact_integers(item, default) for item in value]
+    if kind.__module__ == "numpy":
+        return value  # orjson writes it (OPT_SERIALIZE_NUMPY)
+    return _exact_integers(default(value), default)
 
 
 def _inferred(value: Any, *, by_alias: bool) -> Any:
@@ -696,7 +771,7 @@ def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
     default = _model_default(type(model), by_alias)
     if default is not None:
         try:
-            return orjson.dumps(model, default=default, option=ENCODE_OPTION)
+            return orjson_models(model, default, ENCODE_OPTION)
         except TypeError:
             pass
     return pydantic_json(model, by_alias=by_alias)

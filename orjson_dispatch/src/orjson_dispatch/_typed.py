@@ -13,10 +13,16 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from pydantic import PydanticUserError, TypeAdapter
 
-from orjson_dispatch._models import NotPlainError, declared, default_for, without_nan, writes_nan
+from orjson_dispatch._models import (
+    NotPlainError,
+    declared,
+    default_for,
+    orjson_models,
+    without_nan,
+    writes_nan,
+)
 from orjson_dispatch._options import ENCODE_OPTION, Serialization
 
 __all__ = ["TypedEncoder", "typed_encoder"]
@@ -81,7 +87,7 @@ class TypedEncoder:
             and (self._check is None or self._check(value))
         ):
             try:
-                return orjson.dumps(value, default=self._default, option=self._option)
+                return orjson_models(value, self._default, self._option)  # type: ignore[arg-type]
             except TypeError:
                 pass  # an integer beyond 64 bits, a non-str key...: pydantic decides
         return self._dump_json(value)
