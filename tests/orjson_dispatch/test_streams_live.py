@@ -135,7 +135,7 @@ def test_every_generator_shape_ends_with_the_chunked_terminator(
 MUST_HAPPEN = 30.0
 
 
-@settings(max_examples=examples(12))
+@settings(max_examples=examples(20))
 @given(shape=generator_shapes())
 @pytest.mark.parametrize("kind", KINDS)
 def test_generated_shapes_stream_like_fastapi(

@@ -166,7 +166,7 @@ def test_sigterm_closes_the_generators_of_open_streams(tmp_path: Path) -> None:
 async def events_with_silences() -> AsyncIterator[str]:
     for _ in range(20):
         yield "y" * 20_000
-        await anyio.sleep(0.02)  # longer than the ping interval: pings go out between events
+        await anyio.sleep(0.05)  # five ping intervals: pings go out between events
 
 
 def test_a_slow_events_client_with_pings_gets_every_event_as_under_fastapi(
