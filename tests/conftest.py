@@ -13,14 +13,18 @@ the conftests of its arguments, not those of subdirectories.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.hypothesis_runs import register_profiles
+# The uvicorn floor environment (tests/uvicorn_keepalive/test_floor.py) runs server tests
+# without hypothesis, which only the property tests need.
+if importlib.util.find_spec("hypothesis") is not None:
+    from tests.hypothesis_runs import register_profiles
 
-register_profiles()
+    register_profiles()
 
 _PROPERTY = "fastapi-suite-summary"
 _LINES: list[str] = []
