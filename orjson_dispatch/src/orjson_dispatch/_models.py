@@ -648,7 +648,7 @@ def _reading(
     """Return `default`, noted as reading computed fields where the code of its classes does."""
     for source, _ in entries:
         if source is not None and any(held is _read_computed for held in source.namespace.values()):
-            _READING_COMPUTED.add(default)
+            setattr(default, _READS_COMPUTED, True)
             break
     return default
 
@@ -659,7 +659,8 @@ def _reading(
 _READS: contextvars.ContextVar[dict[tuple[int, str], Any] | None] = contextvars.ContextVar(
     "orjson_dispatch_computed_reads", default=None
 )
-_READING_COMPUTED: weakref.WeakSet[Callable[[Any], Any]] = weakref.WeakSet()
+# The attribute marking a `default` whose classes read computed fields.
+_READS_COMPUTED = "orjson_dispatch_reads_computed"
 
 
 def _read_computed(model: BaseModel, name: str) -> Any:
@@ -681,7 +682,7 @@ def orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> byt
     Raises:
         TypeError: orjson refuses a value (then pydantic decides).
     """
-    if default not in _READING_COMPUTED:
+    if not getattr(default, _READS_COMPUTED, False):
         return orjson.dumps(value, default=default, option=option)
     reads: dict[tuple[int, str], Any] = {}
     token = _READS.set(reads)
