@@ -22,16 +22,8 @@ from orjson_dispatch._route import DispatchRoute
 from pydantic import BaseModel, TypeAdapter, create_model
 
 from orjson_dispatch import dispatch, dumps
+from tests.orjson_dispatch import fast_path_models as models
 from tests.orjson_dispatch.apps import get_all
-from tests.orjson_dispatch.fast_path_models import (
-    Camel,
-    Completion,
-    FunctionCall,
-    Holder,
-    Message,
-    Open,
-    SecretCompletion,
-)
 from tests.orjson_dispatch.samples import Item
 
 
@@ -58,18 +50,18 @@ class CountingSerializer:
 @pytest.fixture
 def pydantic_calls(monkeypatch: pytest.MonkeyPatch) -> dict[type[BaseModel], CountingSerializer]:
     counters: dict[type[BaseModel], CountingSerializer] = {}
-    for cls in (Completion, Message, FunctionCall, Camel, Open):
+    for cls in (models.Completion, models.Message, models.FunctionCall, models.Camel, models.Open):
         counter = CountingSerializer(cls.__pydantic_serializer__)
         monkeypatch.setattr(cls, "__pydantic_serializer__", counter)
         counters[cls] = counter
     return counters
 
 
-def completion() -> Completion:
-    return Completion(
+def completion() -> models.Completion:
+    return models.Completion(
         ids=[1, 2, 3],
         logprobs=[-0.5, math.nan, -1.25],
-        output=[Message(content="hi"), FunctionCall(name="f", callId="c1")],
+        output=[models.Message(content="hi"), models.FunctionCall(name="f", callId="c1")],
         meta={"when": datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc), "n": Decimal("1.5")},
     )
 
@@ -86,39 +78,40 @@ def test_plain_model_never_reaches_pydantic(
     expected = as_pydantic(value)
     for counter in pydantic_calls.values():
         counter.calls = 0
-    assert json.loads(dumps(value, response_model=Completion)) == expected
+    assert json.loads(dumps(value, response_model=models.Completion)) == expected
     assert json.loads(dumps(value)) == expected
     assert {cls: counter.calls for cls, counter in pydantic_calls.items() if counter.calls} == {}
 
 
 def test_subclass_instance_is_filtered_to_the_declared_class() -> None:
-    value = SecretCompletion(ids=[1], logprobs=[0.0], output=[], password="hunter2")
-    body = dumps(value, response_model=Completion)
+    value = models.SecretCompletion(ids=[1], logprobs=[0.0], output=[], password="hunter2")
+    body = dumps(value, response_model=models.Completion)
     assert b"hunter2" not in body
-    assert json.loads(body) == as_pydantic(value, Completion)
+    assert json.loads(body) == as_pydantic(value, models.Completion)
 
 
 def test_nested_subclass_instance_is_filtered() -> None:
-    class LoudMessage(Message):
+    class LoudMessage(models.Message):
         volume: int
 
-    value = Holder(
+    value = models.Holder(
         inner=LoudMessage(content="x", volume=11), many={"a": LoudMessage(content="y", volume=3)}
     )
-    for body in (dumps(value), dumps(value, response_model=Holder)):
+    for body in (dumps(value), dumps(value, response_model=models.Holder)):
         assert b"volume" not in body
         assert json.loads(body) == as_pydantic(value)
 
 
 def test_big_integers_are_exact() -> None:
-    value = Completion(ids=[2**70, -(2**65)], logprobs=[], output=[])
-    assert json.loads(dumps(value, response_model=Completion))["ids"] == [2**70, -(2**65)]
+    value = models.Completion(ids=[2**70, -(2**65)], logprobs=[], output=[])
+    assert json.loads(dumps(value, response_model=models.Completion))["ids"] == [2**70, -(2**65)]
     assert json.loads(dumps({"n": 2**80, "m": value}))["n"] == 2**80
 
 
 def test_dict_is_validated_and_filtered() -> None:
     body = dumps(
-        {"ids": [1], "logprobs": [1], "output": [], "password": "x"}, response_model=Completion
+        {"ids": [1], "logprobs": [1], "output": [], "password": "x"},
+        response_model=models.Completion,
     )
     assert json.loads(body) == {
         "ids": [1],
