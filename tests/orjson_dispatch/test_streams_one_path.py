@@ -204,3 +204,13 @@ def test_dispatch_options_a_stream_cannot_honour_are_refused_naming_the_endpoint
 ) -> None:
     with pytest.raises(TypeError, match=r"dispatch\(.*\).*one"):
         _with_dispatch("sse", **option)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_sorted_keys_apply_to_both_branches(kind: str) -> None:
+    app = _with_dispatch(kind, option=orjson.OPT_SORT_KEYS)
+    for path in ("/one", "/one?stream=1"):
+        answer = asyncio.run(call(app, "GET", f"/dispatch{path}"))
+        assert answer.error is None
+        body = b"".join(answer.bodies).removeprefix(b"data: ")
+        assert body.startswith(b'{"Price":1.5,"name":"pen","note":null,"tags":[]}'), body
