@@ -130,7 +130,8 @@ def _depth(value: Any) -> int:
     """How deep lists and dicts nest in `value` (0: a scalar), or -1 for a float >= 2**63.
 
     Long lists and dicts of numbers only (token ids, logprobs) are looked at in C
-    (`_numbers_in_range`); the others item by item.
+    (`_numbers_in_range`), and so are long ones of strings only (`_strings_only`) or holding
+    no list, dict or float; the others item by item.
     """
     kind = type(value)
     if kind is float:
@@ -143,10 +144,15 @@ def _depth(value: Any) -> int:
         node, level = pending.pop()
         items = node.values() if type(node) is dict else node
         if len(items) >= _LONG:
-            numbers = _numbers_in_range(items)
+            first = type(next(iter(items)))
+            if first is str and _strings_only(items):
+                continue
+            numbers = _numbers_in_range(items) if first in _NUMBERS else None
             if numbers is not None:
                 if not numbers:
                     return -1
+                continue
+            if _NESTED_OR_FLOAT.isdisjoint(map(type, items)):  # strings and None, say
                 continue
         for item in items:
             kind = type(item)
@@ -160,7 +166,18 @@ def _depth(value: Any) -> int:
     return deepest
 
 
+_NESTED_OR_FLOAT = frozenset((list, dict, float))
+_NUMBERS = frozenset((int, float, bool))
 _LONG = 16  # below it, trying hypot() (an exception where not numbers only) costs more than a loop
+
+
+def _strings_only(items: Any) -> bool:
+    """Whether `items` are strings only: `str.join` checks each in C (and copies the text)."""
+    try:
+        "".join(items)
+    except TypeError:
+        return False
+    return True
 
 
 def _numbers_in_range(items: Any) -> bool | None:

@@ -79,15 +79,15 @@ def _texts(*, hostile: bool) -> st.SearchStrategy[str]:
     scalars = _numbers() | _INTEGERS | (_ANY_CONSTANTS if hostile else _CONSTANTS) | strings
 
     def document(children: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-        arrays = st.lists(st.tuples(space, children, space), max_size=5).map(
+        arrays = st.lists(st.tuples(space, children, space), max_size=20).map(
             lambda items: "[" + ",".join(a + v + b for a, v, b in items) + "]"
         )
-        objects = st.lists(st.tuples(keys, space, children), max_size=5).map(
+        objects = st.lists(st.tuples(keys, space, children), max_size=20).map(
             lambda items: "{" + ",".join(f"{k}:{s}{v}" for k, s, v in items) + "}"
         )
         return arrays | objects
 
-    return st.tuples(space, st.recursive(scalars, document, max_leaves=25), space).map("".join)
+    return st.tuples(space, st.recursive(scalars, document, max_leaves=40), space).map("".join)
 
 
 _TEXTS = _texts(hostile=False)
@@ -155,4 +155,20 @@ HOSTILE_BODIES: dict[str, bytes] = {
     "leading zero": b"01",
     "truncated": b'{"a": [1, 2',
     "integer beyond Python's digit limit": b"1" * 5000,
+    # Lists and dicts of 16 items or more are looked at in C (sum, math.hypot), not item by item.
+    "integer beyond u64 after a long list of ints": b"[" + b"7," * 20 + b"18446744073709551616]",
+    "integer below i64 among long floats": b"[" + b"-0.5," * 20 + b"-9223372036854775809]",
+    "integer beyond u64 among long strings": b'["' + b'x", "' * 20 + b'", 18446744073709551616]',
+    "integer beyond u64 in a long dict": b"{"
+    + b"".join(b'"k%d": %d, ' % (i, i) for i in range(20))
+    + b'"z": 18446744073709551616}',
+    "long list of u64 integers": b"[" + b"18446744073709551615," * 20 + b"0]",
+    "long list of big floats": b"[" + b"1e300," * 20 + b"1.5]",
+    "long list of ints, floats and booleans": b"[" + b"1, 2.5, true, " * 8 + b"false]",
+    "nested lists inside a long list": b"[" + b"1," * 20 + b"[[[2.5]], [3]]]",
+    "integer beyond u64 nested after long strings": b'["'
+    + b'a", "' * 20
+    + b'", [[18446744073709551616]]]',
+    "integer beyond u64 among long nulls": b"[" + b"null, " * 20 + b"18446744073709551616]",
+    "long list of strings and nulls": b"[" + b'"a", null, ' * 10 + b'"b"]',
 }
