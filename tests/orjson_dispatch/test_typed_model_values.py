@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
-from pydantic import BaseModel
+from pydantic import BaseModel, PydanticUndefinedAnnotation
 
 from orjson_dispatch import DispatchRoute, dumps
 from tests.orjson_dispatch.apps import Twin, get_all
@@ -91,9 +91,24 @@ def _local_app(route_class: type[APIRoute]) -> FastAPI:
     return app
 
 
+def _built(route_class: type[APIRoute]) -> FastAPI | PydanticUndefinedAnnotation:
+    try:
+        return _local_app(route_class)
+    except PydanticUndefinedAnnotation as error:
+        return error
+
+
 def test_unresolvable_return_class_fails_only_its_own_route() -> None:
     # (`@dispatch` refuses such an endpoint when it decorates it: test_decoration_errors.)
-    expected = get_all(_local_app(APIRoute), "/other", "/local")
+    fastapi_app = _built(APIRoute)
+    if isinstance(fastapi_app, PydanticUndefinedAnnotation):
+        # Before pydantic 2.10, the TypeAdapter of FastAPI's response field raises for the
+        # unresolvable annotation: the route's decorator fails, under DispatchRoute the same.
+        failed = _built(DispatchRoute)
+        assert isinstance(failed, PydanticUndefinedAnnotation)
+        assert str(failed) == str(fastapi_app)
+        return
+    expected = get_all(fastapi_app, "/other", "/local")
     assert [r.status_code for r in expected] == [200, 500]
     ours = get_all(_local_app(DispatchRoute), "/other", "/local")
     for mine, theirs in zip(ours, expected, strict=True):

@@ -243,14 +243,7 @@ class _Checks:
             if self.resolve(schema["schema"])["type"] in (*_CONTAINERS, "union"):
                 return f"({value} is None or {inner})"
         if kind in _CONTAINERS:
-            items, values = self._items(schema, value)
-            if items is None:
-                return None
-            # The container's own class first: a generator assigned without validation would be
-            # consumed by the check. issuperset reads the iterator without building a set.
-            container = self.name(_CONTAINERS[kind], kind)
-            superset = self.name(items.issuperset, f"items_of_{_names(items)}")
-            return f"(type({value}) is {container} and {superset}(map(type, {values})))"
+            return self._container(schema, value)
         try:
             classes = self.types(schema)
         except NotPlainError:
@@ -262,15 +255,32 @@ class _Checks:
             return f"type({value}) is {self.name(cls, cls.__name__)}"
         return f"type({value}) in {self.name(classes, f'one_of_{_names(classes)}')}"
 
+    def _container(self, schema: Any, value: str, *, scalars: bool = False) -> str | None:
+        """Return the check of a (resolved) container schema, None when it always holds.
+
+        `scalars`: check scalar items too (a union's member, where pydantic converts them).
+        """
+        kind = schema["type"]
+        items, values = self._items(schema, value, scalars=scalars)
+        if items is None:
+            return None
+        # The container's own class first: a generator assigned without validation would be
+        # consumed by the check. issuperset reads the iterator without building a set.
+        container = self.name(_CONTAINERS[kind], kind)
+        superset = self.name(items.issuperset, f"items_of_{_names(items)}")
+        return f"(type({value}) is {container} and {superset}(map(type, {values})))"
+
     def _union(self, schema: Any, value: str) -> str:
         """Return the check of a union holding containers or `Any` (which `types` refuses).
 
         pydantic writes a value with the member its exact type matches: a list in
-        `list[float] | str` as the list member (its scalar items unchecked, as for a list
-        field). With an `Any` member, pydantic tries the others first, then infers: a value of
-        exactly a member's class is written by that member, a value that is an instance of no
-        member's class (nor a model) by inference, as orjson does; only models and None may
-        then be the other members (pydantic would convert an int by a `float` member).
+        `list[float] | str` as the list member, its scalar items unchecked (as for a list
+        field) where pydantic writes them as held, checked where it converts them
+        (`_converts_items`). With an `Any` member, pydantic tries the others first, then
+        infers: a value of exactly a member's class is written by that member, a value that
+        is an instance of no member's class (nor a model) by inference, as orjson does; only
+        models and None may then be the other members (pydantic would convert an int by a
+        `float` member).
 
         Raises:
             NotPlainError: Another union (two members of one container kind...).
@@ -288,7 +298,8 @@ class _Checks:
                 if kind in kinds:
                     raise NotPlainError
                 kinds.add(kind)
-                items = self.expression(resolved, value)
+                scalars = self._converts_items(schema, resolved)
+                items = self._container(resolved, value, scalars=scalars)
                 cls = self.name(_CONTAINERS[kind], kind)
                 containers.append(items or f"type({value}) is {cls}")
             else:
@@ -303,11 +314,73 @@ class _Checks:
             return f"(type({value}) in {named} or not isinstance({value}, {others}))"
         return f"({' or '.join([f'type({value}) in {named}', *containers])})"
 
-    def _items(self, schema: Any, value: str) -> tuple[frozenset[type[Any]] | None, str]:
+    def _converts_items(self, union: Any, member: Any) -> bool:
+        """Tell whether pydantic converts a number held by `union`'s container `member`.
+
+        An int or a bool held by a `float` item, a bool by an `int` item, is written as held
+        where pydantic fails the union's strict pass and infers the container: `list[float] |
+        str` since pydantic 2.9 (pydantic-core 2.22; before, the strict pass let a `float` take
+        an int and wrote `[1, True]` as `[1.0,1.0]`). Where a lax pass follows (`list[float] |
+        int`, `tuple[float, ...] | str`), or before pydantic 2.9, pydantic converts them as for
+        a container field. Asked of pydantic itself, with a container of each such number.
+        """
+        try:
+            samples = self._held_numbers(member)
+        except NotPlainError:
+            return False  # `_items` refuses the member
+        if not samples:
+            return False
+        if self.definitions:
+            union = {
+                "type": "definitions",
+                "schema": union,
+                "definitions": [*self.definitions.values()],
+            }
+        serializer = SchemaSerializer(union)
+        for held, as_held in samples:
+            written = serializer.to_python(held, mode="json", warnings=False)
+            if orjson.dumps(written) != orjson.dumps(as_held):
+                return True
+        return False
+
+    def _held_numbers(self, schema: Any) -> list[tuple[Any, Any]]:
+        """Return values of `schema` holding a number pydantic may convert, each as written held.
+
+        The numbers: 1 and True where a `float` is declared, True where an `int` is.
+        """
+        schema = self.resolve(schema)
+        kind = schema["type"]
+        if kind not in _CONTAINERS:
+            classes = self.types(schema)
+            numbers = (
+                *((1, True) if float in classes else ()),
+                *((True,) if int in classes else ()),
+            )
+            return [(number, number) for number in numbers]
+        if kind == "dict":
+            items = schema.get("values_schema", {"type": "any"})
+        else:
+            items = schema.get("items_schema", {"type": "any"})
+            if kind == "tuple":  # one variadic item schema, or `_items` refuses the tuple
+                items = items[0] if isinstance(items, list) and len(items) == 1 else {"type": "any"}
+        try:
+            inner = self._held_numbers(items)
+        except NotPlainError:
+            return []
+        if kind == "dict":
+            return [({"k": held}, {"k": as_held}) for held, as_held in inner]
+        if kind in ("set", "frozenset"):
+            inner = [(held, as_held) for held, as_held in inner if type(held) in (int, bool)]
+        return [(_CONTAINERS[kind]((held,)), [as_held]) for held, as_held in inner]
+
+    def _items(
+        self, schema: Any, value: str, *, scalars: bool = False
+    ) -> tuple[frozenset[type[Any]] | None, str]:
         """Return the classes a container's items must be of, and its items' expression.
 
         The classes are None where the items are not checked: a container of scalars is
-        written as held, as pydantic writes one that holds a value of another type.
+        written as held, as pydantic writes one that holds a value of another type; unless
+        `scalars` (then a container of containers is refused).
         """
         kind = schema["type"]
         items = schema.get("items_schema", {"type": "any"})
@@ -323,13 +396,13 @@ class _Checks:
             items = items[0]
         items = self.resolve(items)
         if items["type"] in _CONTAINERS:
-            if self._items(items, "_")[0] is not None:
+            if scalars or self._items(items, "_")[0] is not None:
                 raise NotPlainError  # containers of containers of models
             return None, values
         if self.expression(items, "_") is None:
             return None, values
         classes = self.types(items)
-        if not any(issubclass(cls, BaseModel) for cls in classes):
+        if not scalars and not any(issubclass(cls, BaseModel) for cls in classes):
             return None, values
         return classes, values
 
