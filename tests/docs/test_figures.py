@@ -38,7 +38,7 @@ RATIOS = [
      "serialization", "tokens-65536@c32", "dispatch-model", "typed"),
     (BENCHMARKS, "and `DispatchRoute` {}x (orjson", "serialization", "tokens-65536@c32",
      "dispatch-route", "typed"),
-    (BENCHMARKS, "the limit: {}x; their", "serialization", "tokens-65536@c32", "orjson-limit",
+    (BENCHMARKS, "the limit: {}x)", "serialization", "tokens-65536@c32", "orjson-limit",
      "typed"),
     (BENCHMARKS, "on the tool-call turn `@dispatch` answered {}x", "serialization", "toolcall@c32",
      "dispatch-model", "typed"),
