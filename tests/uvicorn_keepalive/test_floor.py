@@ -18,6 +18,7 @@ import pytest
 from packaging.version import Version
 
 from tests.paths import ROOT
+from tests.uvicorn_keepalive.child_pytest import run_pytest
 
 HERE = Path(__file__).resolve().parent
 VENV = ROOT / ".venv-floor"
@@ -78,27 +79,16 @@ def test_real_servers_and_cli_on_the_floor_versions() -> None:
         # The CLI tests start "python -m uvicorn" with the interpreter running them.
         "PATH": os.pathsep.join([str(VENV / "bin"), os.environ.get("PATH", "")]),
     }
-    result = subprocess.run(
-        [
-            str(python),
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "tests/uvicorn_keepalive/test_server.py",
-            "tests/uvicorn_keepalive/test_processes.py",
-            "-k",
-            "not gunicorn",
-        ],
+    returncode, report = run_pytest(
+        python,
+        "-q",
+        "tests/uvicorn_keepalive/test_server.py",
+        "tests/uvicorn_keepalive/test_processes.py",
+        "-k",
+        "not gunicorn",
         cwd=ROOT,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
-    report = result.stdout + result.stderr
-    assert result.returncode == 0, report
+    assert returncode == 0, report
     assert re.search(r"\b\d{2,} passed\b", report), report
     assert "skipped" not in report, report

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tarfile
 from importlib.metadata import version
@@ -20,6 +19,7 @@ import pytest
 
 from tests.paths import ROOT
 from tests.sdist import extract, source_tree
+from tests.uvicorn_keepalive.child_pytest import run_pytest
 
 HERE = Path(__file__).resolve().parent
 CACHE = ROOT / ".cache" / "uvicorn-tests"
@@ -38,31 +38,20 @@ def test_uvicorn_http_protocol_suite() -> None:
         HERE / "uvicorn_suite_conftest.py", suite / "tests" / "protocols" / "conftest.py"
     )
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-v",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "addopts=",
-            "--rootdir",
-            str(suite),
-            "-c",
-            str(suite / "pyproject.toml"),
-            "tests/protocols/test_http.py",
-        ],
+    returncode, report = run_pytest(
+        sys.executable,
+        "-v",
+        "-o",
+        "addopts=",
+        "--rootdir",
+        str(suite),
+        "-c",
+        str(suite / "pyproject.toml"),
+        "tests/protocols/test_http.py",
         cwd=suite,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
-    report = result.stdout + result.stderr
-    assert result.returncode == 0, report
+    assert returncode == 0, report
     passed = re.findall(r"\[uvicorn_keepalive\.(H11Protocol|Protocol)\S*\] PASSED", report)
     assert passed.count("Protocol") > 50, report
     assert passed.count("H11Protocol") > 50, report
