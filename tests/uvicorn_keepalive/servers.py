@@ -1,11 +1,13 @@
-"""Real uvicorn servers for the keepalive tests, and reading a socket's keepalive options."""
+"""Real uvicorn servers for the keepalive tests, and reading keepalive options and timers."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import re
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -161,3 +163,27 @@ def read_response(client: socket.socket) -> bytes:
             raise AssertionError(f"connection closed after {data!r}")
         data += chunk
     return data
+
+
+def keepalive_timers(port: int) -> list[float]:
+    """Seconds left on the keepalive timer of each established server-side socket of ``port``."""
+    output = subprocess.run(
+        ["ss", "-tnoH", "state", "established", f"( sport = :{port} )"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    timers = []
+    for line in output.splitlines():
+        match = re.search(r"timer:\(keepalive,([^,]+),\d+\)", line)
+        assert match, f"no keepalive timer on a server-side socket: {line}"
+        timers.append(_seconds(match[1]))
+    return timers
+
+
+def _seconds(text: str) -> float:
+    # ss prints e.g. "1min2sec", "41sec", "9.871ms" or "1h5min".
+    units = {"h": 3600.0, "min": 60.0, "sec": 1.0, "ms": 0.001}
+    parts = re.findall(r"([\d.]+)(h|min|sec|ms)", text)
+    assert parts, text
+    return sum(float(value) * units[unit] for value, unit in parts)

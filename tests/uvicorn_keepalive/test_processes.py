@@ -24,7 +24,7 @@ import pytest
 from packaging.version import Version
 
 from tests.paths import ROOT
-from tests.uvicorn_keepalive.servers import expected, get, wait_for
+from tests.uvicorn_keepalive.servers import expected, get, keepalive_timers, wait_for
 
 
 def connection_options(port: int) -> dict[str, int]:
@@ -110,30 +110,6 @@ def servers() -> Iterator[list[Server]]:
     yield started
     for server in started:
         server.stop()
-
-
-def keepalive_timers(port: int) -> list[float]:
-    """Seconds left on the keepalive timer of each established server-side socket of ``port``."""
-    output = subprocess.run(
-        ["ss", "-tnoH", "state", "established", f"( sport = :{port} )"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    timers = []
-    for line in output.splitlines():
-        match = re.search(r"timer:\(keepalive,([^,]+),\d+\)", line)
-        assert match, f"no keepalive timer on a server-side socket: {line}"
-        timers.append(_seconds(match[1]))
-    return timers
-
-
-def _seconds(text: str) -> float:
-    # ss prints e.g. "1min2sec", "41sec", "9.871ms" or "1h5min".
-    units = {"h": 3600.0, "min": 60.0, "sec": 1.0, "ms": 0.001}
-    parts = re.findall(r"([\d.]+)(h|min|sec|ms)", text)
-    assert parts, text
-    return sum(float(value) * units[unit] for value, unit in parts)
 
 
 def listening(port: int) -> bool:
