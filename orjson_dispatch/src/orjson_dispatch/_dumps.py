@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from orjson_dispatch._encoders import UNTYPED, declared_encoder
+from orjson_dispatch._encoders import UNTYPED
 from orjson_dispatch._options import DEFAULTS, Serialization, check_format_option, freeze
+from orjson_dispatch._typed import typed_encoder
+from orjson_dispatch._untyped import encode_untyped
 
 __all__ = ["UNTYPED", "dumps"]
 
@@ -79,4 +81,8 @@ def dumps(
             exclude=freeze(exclude),
             option=check_format_option(option, "orjson_dispatch.dumps()"),
         )
-    return declared_encoder(response_model, serialization)(value)
+    # `declared_encoder`'s choice, made here without the encoder object it builds: per call, that
+    # is a tenth of a small model's time.
+    if response_model is UNTYPED:
+        return encode_untyped(value, serialization)
+    return typed_encoder(response_model, serialization).encode(value)

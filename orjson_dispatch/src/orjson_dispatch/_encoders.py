@@ -1,8 +1,8 @@
 """Which encoder serializes a value: the one question every entry point asks.
 
-`declared_encoder` for a declared type (or none) as `dumps`, the streams and the decorator in a
-Starlette app have it; `route_serializer` for FastAPI's response field of a route, as
-`DispatchRoute` and the decorator under FastAPI have it.
+`declared_encoder` for a declared type (or none) as the streams and the decorator in a Starlette
+app have it (`dumps` makes the same choice inline); `route_serializer` for FastAPI's response
+field of a route, as `DispatchRoute` and the decorator under FastAPI have it.
 """
 
 from __future__ import annotations

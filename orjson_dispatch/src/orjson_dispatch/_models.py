@@ -719,10 +719,13 @@ def _reading(
     default: Callable[[Any], Any], entries: Iterable[tuple[_Source | None, Encode]]
 ) -> Callable[[Any], Any]:
     """Return `default`, noted as reading computed fields where the code of its classes does."""
-    for source, _ in entries:
-        if source is not None and any(held is _read_computed for held in source.namespace.values()):
-            setattr(default, _READS_COMPUTED, True)
-            break
+    reads = any(
+        source is not None and any(held is _read_computed for held in source.namespace.values())
+        for source, _ in entries
+    )
+    # Set either way: `orjson_models` reads it per value, and a missing attribute costs an
+    # exception raised and caught inside getattr.
+    setattr(default, _READS_COMPUTED, reads)
     return default
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from types import GenericAlias
 from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter
@@ -101,8 +102,10 @@ def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder
     """
     try:
         # `Union[A, B] == Union[B, A]`, but pydantic breaks ties between members by their order:
-        # the repr tells them apart.
-        return _cached_typed_encoder(annotation, repr(annotation), serialization)
+        # the repr tells them apart. A class is equal to itself only: no repr to build.
+        plain = isinstance(annotation, type) and not isinstance(annotation, GenericAlias)
+        order = "" if plain else repr(annotation)  # (`list[int]` is a type before Python 3.11)
+        return _cached_typed_encoder(annotation, order, serialization)
     except TypeError:  # an unhashable annotation: build it each time
         return _typed_encoder(annotation, "", serialization)
 
