@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import anyio
@@ -19,8 +19,9 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from starlette.types import ASGIApp, Message
 
 from orjson_dispatch import DispatchRoute
-from tests.orjson_dispatch.apps import Twin
+from tests.orjson_dispatch.apps import UNTYPED, Twin
 from tests.orjson_dispatch.compare import json_pairs
+from tests.orjson_dispatch.strategies.streams import generator
 
 SIDES = ("fastapi", "dispatch")
 SSE: dict[str, Any] = {"response_class": EventSourceResponse}
@@ -188,6 +189,19 @@ def assert_same_stream(
             assert_same_event(mine, theirs, exact=exact[index])
         else:
             assert_same_line(mine, theirs)
+
+
+def assert_streamed_alike(
+    twin: Twin, items: Sequence[Any], kind: str, *, annotation: Any = UNTYPED, is_async: bool = True
+) -> None:
+    """Stream ``items`` from a generator endpoint (``annotation``: its item type) as ``kind``
+    (``KINDS``) through FastAPI and ours: neither fails, one event per item, the same stream."""
+    twin.add("GET", "/s", generator(items, annotation=annotation, is_async=is_async), **KINDS[kind])
+    fastapi, ours = both(twin, "/s")
+    assert fastapi.error is None
+    assert ours.error is None
+    assert len(fastapi.chunks) == len(items)
+    assert_same_stream(ours, fastapi, sse=kind == "sse")
 
 
 def raw_events(items: Iterable[Any]) -> list[bool]:

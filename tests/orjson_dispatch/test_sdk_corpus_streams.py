@@ -30,7 +30,7 @@ from tests.orjson_dispatch.sdk_corpus import (
     chat_chunks,
 )
 from tests.orjson_dispatch.strategies.streams import generator
-from tests.orjson_dispatch.streams_harness import KINDS, assert_same_line, assert_same_stream, both
+from tests.orjson_dispatch.streams_harness import KINDS, assert_same_line, assert_streamed_alike
 
 
 def chunks(built: Built) -> list[ChatCompletionChunk]:
@@ -43,14 +43,8 @@ def chunks(built: Built) -> list[ChatCompletionChunk]:
 def test_chunk_stream_is_sent_like_fastapi(
     built: Built, kind: str, typed: bool, route_twin: Twin
 ) -> None:
-    items = chunks(built)
     annotation = ChatCompletionChunk if typed else UNTYPED
-    route_twin.add("GET", "/s", generator(items, annotation=annotation), **KINDS[kind])
-    fastapi, ours = both(route_twin, "/s")
-    assert fastapi.error is None
-    assert ours.error is None
-    assert len(fastapi.chunks) == len(items)
-    assert_same_stream(ours, fastapi, sse=kind == "sse")
+    assert_streamed_alike(route_twin, chunks(built), kind, annotation=annotation)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -61,12 +55,7 @@ def test_anthropic_event_stream_is_sent_like_fastapi(
     events: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
     items = [events.validate_python(event) for event in anthropic_stream()]
     annotation = RawMessageStreamEvent if typed else UNTYPED
-    route_twin.add("GET", "/s", generator(items, annotation=annotation), **KINDS[kind])
-    fastapi, ours = both(route_twin, "/s")
-    assert fastapi.error is None
-    assert ours.error is None
-    assert len(fastapi.chunks) == len(items)
-    assert_same_stream(ours, fastapi, sse=kind == "sse")
+    assert_streamed_alike(route_twin, items, kind, annotation=annotation)
 
 
 def raw_get(base_url: str, path: str) -> tuple[bytes, bytes]:

@@ -32,6 +32,7 @@ from tests.orjson_dispatch.streams_harness import (
     Answer,
     Seen,
     assert_same_stream,
+    assert_streamed_alike,
     both,
     call,
     innermost,
@@ -62,13 +63,8 @@ def test_items_are_streamed_like_fastapi(
     kind: str, typed: bool, is_async: bool, route_twin: Twin
 ) -> None:
     items = TYPED_ITEMS if typed else UNTYPED_ITEMS
-    endpoint = generator(items, annotation=Item if typed else UNTYPED, is_async=is_async)
-    route_twin.add("GET", "/s", endpoint, **KINDS[kind])
-    fastapi, ours = both(route_twin, "/s")
-    assert fastapi.error is None
-    assert ours.error is None
-    assert len(fastapi.chunks) == len(items)
-    assert_same_stream(ours, fastapi, sse=kind == "sse")
+    annotation = Item if typed else UNTYPED
+    assert_streamed_alike(route_twin, items, kind, annotation=annotation, is_async=is_async)
 
 
 @pytest.mark.parametrize("kind", KINDS)
