@@ -54,7 +54,12 @@ from typing import Any, NamedTuple, NoReturn
 
 import orjson
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError, SchemaSerializer, to_jsonable_python
+from pydantic_core import (
+    PydanticSerializationError,
+    SchemaSerializer,
+    to_json,
+    to_jsonable_python,
+)
 
 from orjson_dispatch._options import ENCODE_OPTION
 
@@ -795,7 +800,13 @@ def _exact_integers(value: Any, default: Callable[[Any], Any]) -> Any:
 def _inferred(value: Any, *, by_alias: bool) -> Any:
     if isinstance(value, BaseModel):  # at a position declared `Any`: written as its own class
         return class_encoder(type(value), by_alias)[1](value)
-    return to_jsonable_python(value, by_alias=by_alias)
+    converted = to_jsonable_python(value, by_alias=by_alias)
+    if type(converted) in (list, dict):
+        # pydantic's own JSON, as `dump_json` writes it (NaN and infinities as null): a
+        # non-finite float key is written "None", twice in a dict with two such keys, where
+        # `to_jsonable_python` has "nan"/"inf"/"-inf" (one "None" in `inf_nan_mode="null"`).
+        return orjson.Fragment(to_json(value, by_alias=by_alias, inf_nan_mode="null"))
+    return converted  # a scalar (a datetime's string...): as orjson writes it, and faster
 
 
 class Declared(NamedTuple):
