@@ -1,8 +1,9 @@
 """The HTTP harness: endpoints returning a given value, apps built from them, requests to them.
 
 Apps run in process behind httpx's ASGI transport; an exception in the app becomes the 500
-answer Starlette's ServerErrorMiddleware sends, as under a server. ``uvicorn_server`` runs an app
-on a real uvicorn server for what only shows on the wire (HEAD, 204/304). The fixtures in
+answer Starlette's ServerErrorMiddleware sends, as under a server; the ``live_server`` fixture
+runs an app on a real uvicorn server (``tests.live_server``) for what only shows on the wire
+(HEAD, 204/304). The fixtures in
 ``conftest.py`` hand these to the tests; the hypothesis tests, which cannot take function-scoped
 fixtures, call ``serve`` directly.
 """
@@ -10,15 +11,12 @@ fixtures, call ``serve`` directly.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from orjson_dispatch._route import DispatchRoute
@@ -188,23 +186,3 @@ class Twin:
         served = {key.split(" ")[1]: value for key, value in dispatched_routes(self.app).items()}
         assert not served[f"/fastapi{path}"]
         return served[f"/dispatch{path}"]
-
-
-@contextlib.contextmanager
-def uvicorn_server(app: ASGIApp) -> Iterator[str]:
-    """Run ``app`` on a real uvicorn server on a free loopback port; yield its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        for _ in range(3000):  # up to 30 s on a loaded machine; usually a few tens of ms
-            if server.started:
-                break
-            threading.Event().wait(0.01)
-        assert server.started, "uvicorn did not start"
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)

@@ -17,7 +17,8 @@ import fastapi.routing
 import pytest
 from orjson_dispatch._route import DispatchRoute
 
-from tests.orjson_dispatch.apps import Ask, LiveServer, Twin, uvicorn_server
+from tests.live_server import running_server
+from tests.orjson_dispatch.apps import Ask, LiveServer, Twin
 from tests.orjson_dispatch.apps import ask as ask_in_process
 from tests.orjson_dispatch.live_streams import SERVERS, LiveApp
 
@@ -59,7 +60,7 @@ def route_twin() -> Twin:
 def live_server() -> Iterator[LiveServer]:
     """``live_server(app) -> base URL`` of a real uvicorn server on a free loopback port."""
     with contextlib.ExitStack() as servers:
-        yield lambda app: servers.enter_context(uvicorn_server(app))
+        yield lambda app: servers.enter_context(running_server(app)).url
 
 
 @pytest.fixture(scope="module", params=SERVERS, ids=["-".join(server) for server in SERVERS])

@@ -1,10 +1,11 @@
 """Streams over a real uvicorn server, read by a raw socket client to the chunked terminator.
 
-``LiveApp`` runs one FastAPI app on uvicorn (port 0) per server configuration (``SERVERS``:
-httptools and h11, asyncio and uvloop) for a whole test module; tests add their routes to the
-running app under fresh paths. ``fetch`` sends one ``GET`` and reads the chunked body to its
-terminating zero-length chunk (``Wire.complete``) or to the end of the connection (an aborted
-stream). Nothing here waits on the wall clock except the socket timeout that fails a hung test.
+``LiveApp`` runs one FastAPI app on uvicorn (``tests.live_server``) per server configuration
+(``SERVERS``: httptools and h11, asyncio and uvloop) for a whole test module; tests add their
+routes to the running app under fresh paths. ``fetch`` sends one ``GET`` and reads the chunked
+body to its terminating zero-length chunk (``Wire.complete``) or to the end of the connection
+(an aborted stream). Nothing here waits on the wall clock except the socket timeout that fails
+a hung test.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI
+
+from tests.live_server import running_server
 
 #: (http, loop) of each server configuration the stream tests run on.
 SERVERS = [("httptools", "asyncio"), ("h11", "asyncio"), ("httptools", "uvloop"), ("h11", "uvloop")]
@@ -43,22 +45,13 @@ class Wire:
 
 
 class LiveApp:
-    """A FastAPI app served by uvicorn in a thread; routes are added while it runs."""
+    """A FastAPI app served by uvicorn in a thread (``running_server``); routes are added while
+    it runs."""
 
     def __init__(self, http: str, loop: str, *, sndbuf: int | None = None, **config: Any) -> None:
         """Configure the server; ``sndbuf`` fixes the send buffer of its connections (bytes)."""
         self.app = FastAPI()
-        self.config = uvicorn.Config(
-            self.app,
-            host="127.0.0.1",
-            port=0,
-            http=http,
-            loop=loop,
-            log_level="critical",
-            lifespan="off",
-            **config,
-        )
-        self.server = uvicorn.Server(self.config)
+        self._config = {"http": http, "loop": loop, **config}
         # Accepted connections inherit the listening socket's send buffer; a fixed one is not
         # grown by the kernel (up to net.ipv4.tcp_wmem's 4 MB), so it holds what it says.
         self._socket = socket.socket()
@@ -66,23 +59,15 @@ class LiveApp:
             self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
         self._socket.bind(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
-        self._thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
+        self._running = contextlib.ExitStack()
 
     def __enter__(self) -> LiveApp:
-        self._thread.start()
-        for _ in range(3000):  # up to 30 s on a loaded machine; usually a few tens of ms
-            if self.server.started:
-                break
-            threading.Event().wait(0.01)
-        assert self.server.started, "uvicorn did not start"
+        self._running.callback(self._socket.close)
+        self._running.enter_context(running_server(self.app, [self._socket], **self._config))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self._thread.join(10)
-        self._socket.close()
+        self._running.close()
 
     def add(self, endpoint: Callable[..., Any], **route: Any) -> str:
         """Serve ``endpoint`` at a fresh path; return the path."""

@@ -18,7 +18,7 @@ pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Eve
 from fastapi import FastAPI
 
 from orjson_dispatch import DispatchRoute
-from tests.orjson_dispatch.apps import uvicorn_server
+from tests.live_server import running_server
 from tests.orjson_dispatch.samples import ITEM, Item
 from tests.orjson_dispatch.streams_harness import KINDS
 
@@ -52,7 +52,7 @@ def test_client_disconnect_closes_the_generator_and_leaves_no_task(kind: str, wa
     app.router.add_api_route("/endless", endless, route_class_override=DispatchRoute, **KINDS[kind])
     app.add_api_route("/tasks", tasks)
     path = "/endless"
-    with uvicorn_server(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+    with running_server(app) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         before = client.get("/tasks").json()
         with client.stream("GET", path) as response:
             lines = response.iter_lines()
@@ -87,9 +87,9 @@ def test_client_disconnect_runs_a_sync_generators_finally_at_once(kind: str) -> 
 
     app = FastAPI()
     app.router.add_api_route("/endless", endless, route_class_override=DispatchRoute, **KINDS[kind])
-    with _collector_off(), uvicorn_server(app) as base:
+    with _collector_off(), running_server(app) as server:
         with (
-            httpx.Client(base_url=base, timeout=30) as client,
+            httpx.Client(base_url=server.url, timeout=30) as client,
             client.stream("GET", "/endless") as response,
         ):
             lines = response.iter_lines()

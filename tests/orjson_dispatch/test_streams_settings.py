@@ -17,7 +17,8 @@ from fastapi import Depends, FastAPI
 from fastapi.sse import KEEPALIVE_COMMENT
 
 from orjson_dispatch import DispatchRoute, StreamSettings, server_sent_events
-from tests.orjson_dispatch.apps import Twin, uvicorn_server
+from tests.live_server import running_server
+from tests.orjson_dispatch.apps import Twin
 from tests.orjson_dispatch.samples import ITEM, Item
 from tests.orjson_dispatch.streams_harness import KINDS, SSE, Seen, both, call
 
@@ -178,9 +179,9 @@ def test_send_timeout_ends_the_stream_of_a_client_that_stops_reading(kind: str) 
     app = FastAPI()
     app.router.add_api_route("/endless", endless, route_class_override=LetGo, **KINDS[kind])
     with (
-        uvicorn_server(app) as base,
+        running_server(app) as server,
         _server_log() as server_log,
-        _reader_that_stops(base, "/endless"),
+        _reader_that_stops(server.url, "/endless"),
     ):
         assert closed.wait(30), "the generator was not closed"
         assert torn_down.wait(30), "the dependency was not torn down"

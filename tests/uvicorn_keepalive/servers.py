@@ -1,4 +1,7 @@
-"""Real uvicorn servers for the keepalive tests, and reading keepalive options and timers."""
+"""The keepalive tests' apps and clients, and reading keepalive options and timers.
+
+The servers are ``tests.live_server``'s, serving :func:`hello` by default.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +11,12 @@ import os
 import re
 import socket
 import subprocess
-import threading
-import time
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
-import uvicorn
+from tests import live_server
+from tests.live_server import RunningServer
 
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -84,67 +86,9 @@ def expected(
     }
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Poll ``condition`` every 10 ms until it holds; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(0.01)
-
-
-@dataclass
-class RunningServer:
-    """A uvicorn server running in a thread of this process."""
-
-    server: uvicorn.Server
-    port: int
-
-    def server_side_socket(self, client: socket.socket) -> Any:
-        """The socket object uvicorn's transport holds for ``client``'s connection.
-
-        Looked up by the client's address among the protocol instances of
-        ``server_state.connections``; waits until uvicorn has registered it.
-        """
-        address = client.getsockname()[:2]
-        found: list[Any] = []
-
-        def registered() -> bool:
-            for protocol in list(self.server.server_state.connections):
-                if tuple(getattr(protocol, "client", None) or ()) == address:
-                    found.append(protocol.transport.get_extra_info("socket"))
-                    return True
-            return False
-
-        wait_for(registered)
-        return found[0]
-
-
-@contextlib.contextmanager
-def running_server(
-    app: Any = hello, sockets: list[socket.socket] | None = None, **config: Any
-) -> Iterator[RunningServer]:
-    """Run ``uvicorn.Server(uvicorn.Config(app, port=0, **config)).run(sockets)`` in a thread."""
-    options: dict[str, Any] = {
-        "host": "127.0.0.1",
-        "port": 0,
-        "lifespan": "off",
-        "log_config": None,
-        "access_log": False,
-    }
-    options.update(config)
-    server = uvicorn.Server(uvicorn.Config(app, **options))
-    thread = threading.Thread(target=server.run, args=(sockets,), name="uvicorn", daemon=True)
-    thread.start()
-    try:
-        wait_for(lambda: server.started or not thread.is_alive())
-        assert server.started, "uvicorn did not start"
-        listener = server.servers[0].sockets[0]
-        port = listener.getsockname()[1] if listener.family != socket.AF_UNIX else 0
-        yield RunningServer(server, port)
-    finally:
-        server.should_exit = True
-        thread.join(10)
+def running_server(app: Any = hello, **config: Any) -> AbstractContextManager[RunningServer]:
+    """``tests.live_server.running_server``, serving :func:`hello` unless given another app."""
+    return live_server.running_server(app, **config)
 
 
 def get(port: int, host: str = "127.0.0.1") -> tuple[socket.socket, bytes]:

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from tests.live_server import wait_for
 from tests.paths import ROOT
-from tests.uvicorn_keepalive.servers import expected, get, keepalive_timers, wait_for
+from tests.uvicorn_keepalive.servers import expected, get, keepalive_timers
 
 
 def connection_options(port: int) -> dict[str, int]:

@@ -17,6 +17,7 @@ import uvicorn
 from uvicorn.server import ServerState
 
 import uvicorn_keepalive
+from tests.live_server import wait_for
 from tests.uvicorn_keepalive.servers import (
     REQUEST,
     expected,
@@ -25,7 +26,6 @@ from tests.uvicorn_keepalive.servers import (
     keepalive_options,
     read_response,
     running_server,
-    wait_for,
 )
 from uvicorn_keepalive import _protocol, _socket, protocol
 
