@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, overload
 
 import httpx
 import pytest
@@ -23,6 +24,8 @@ from orjson_dispatch._route import DispatchRoute
 from starlette.types import ASGIApp
 
 from orjson_dispatch import dispatch, dispatched_routes
+
+Reply = TypeVar("Reply")
 
 UNTYPED = object()
 """Marker: the endpoint has no return annotation."""
@@ -149,11 +152,14 @@ BOTH_ENTRY_POINTS = pytest.mark.parametrize(
 
 @dataclasses.dataclass
 class Twin:
-    """One FastAPI app serving each endpoint twice: as FastAPI runs it, and under ``@dispatch``.
+    """The comparison harness: one FastAPI app serving each endpoint twice, as FastAPI runs it
+    and under orjson-dispatch.
 
     ``add`` registers an endpoint at ``/fastapi{path}`` and, decorated, at ``/dispatch{path}``
     (or, with ``route_class`` set, undecorated in a route of that class, e.g. ``DispatchRoute``);
-    ``both`` requests the two and returns ``(fastapi, ours)``.
+    ``both`` requests the two and returns ``(fastapi, ours)``: in process by default, or by any
+    other client (``via``: over a real uvicorn, or message by message through the ASGI
+    interface, ``streams_harness.both``).
     """
 
     app: FastAPI = dataclasses.field(default_factory=FastAPI)
@@ -176,10 +182,28 @@ class Twin:
                 **route,
             )
 
-    def both(self, method: str, path: str, **kwargs: Any) -> tuple[httpx.Response, httpx.Response]:
-        """The answers of ``/fastapi{path}`` and ``/dispatch{path}``, in that order."""
-        fastapi = ask(self.app, method, f"/fastapi{path}", **kwargs)
-        return fastapi, ask(self.app, method, f"/dispatch{path}", **kwargs)
+    @overload
+    def both(
+        self, method: str, path: str, *, via: None = None, **kwargs: Any
+    ) -> tuple[httpx.Response, httpx.Response]: ...
+
+    @overload
+    def both(
+        self, method: str, path: str, *, via: Callable[..., Reply], **kwargs: Any
+    ) -> tuple[Reply, Reply]: ...
+
+    def both(
+        self, method: str, path: str, *, via: Callable[..., Any] | None = None, **kwargs: Any
+    ) -> tuple[Any, Any]:
+        """The answers of ``/fastapi{path}`` and ``/dispatch{path}``, in that order.
+
+        Args:
+            via: ``via(method, url, **kwargs)`` sends one request, e.g. an ``httpx.Client``'s
+                ``request`` on a live server; by default ``ask`` sends it to ``app`` in process.
+            kwargs: Passed to ``via`` with each request.
+        """
+        send = via or functools.partial(ask, self.app)
+        return send(method, f"/fastapi{path}", **kwargs), send(method, f"/dispatch{path}", **kwargs)
 
     def served(self, path: str) -> bool:
         """Whether orjson serves ``/dispatch{path}`` (``dispatched_routes``); never ``/fastapi``."""

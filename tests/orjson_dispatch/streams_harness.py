@@ -23,7 +23,6 @@ from tests.orjson_dispatch.apps import UNTYPED, Twin
 from tests.orjson_dispatch.compare import json_pairs
 from tests.orjson_dispatch.strategies.streams import generator
 
-SIDES = ("fastapi", "dispatch")
 SSE: dict[str, Any] = {"response_class": EventSourceResponse}
 KINDS: dict[str, dict[str, Any]] = {"jsonl": {}, "sse": SSE}
 
@@ -127,16 +126,12 @@ def _events(lines: list[bytes]) -> list[bytes]:
 
 
 def both(twin: Twin, path: str, seen: Seen | None = None, method: str = "GET") -> list[Answer]:
-    """FastAPI's answer and ours, in that order (one event loop, one request after the other).
+    """FastAPI's answer and ours, in that order (``Twin.both`` through ``call``).
 
     Ours must come from a route serializing with orjson (``DispatchRoute.dispatched``).
     """
     assert dispatched(twin, path), "DispatchRoute left the stream to FastAPI"
-
-    async def go() -> list[Answer]:
-        return [await call(twin.app, method, f"/{side}{path}", seen) for side in SIDES]
-
-    return asyncio.run(go())
+    return list(twin.both(method, path, via=lambda m, p: asyncio.run(call(twin.app, m, p, seen))))
 
 
 def dispatched(twin: Twin, path: str) -> bool:

@@ -20,7 +20,7 @@ from hypothesis import event, given, note, settings
 from orjson_dispatch._route import DispatchRoute
 
 from orjson_dispatch import _request_body
-from tests.orjson_dispatch.apps import ask
+from tests.orjson_dispatch.apps import Twin, ask
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.request_bodies import HOSTILE_BODIES, json_bodies
 
@@ -70,24 +70,19 @@ async def echo(body: Annotated[Any, Body()]) -> PlainTextResponse:
     return PlainTextResponse(fingerprint(body))
 
 
-def _app(**settings: Any) -> FastAPI:
-    app = FastAPI(**settings)
-    app.add_api_route("/fastapi", echo, methods=["POST"])
-    app.router.add_api_route(
-        "/dispatch", echo, methods=["POST"], route_class_override=DispatchRoute
-    )
-    return app
+def _twin(**settings: Any) -> Twin:
+    twin = Twin(FastAPI(**settings), DispatchRoute)
+    twin.add("POST", "", echo)
+    return twin
 
 
-APP = _app()
+TWIN = _twin()
 
 
-def both(body: bytes, app: FastAPI = APP, **kwargs: Any) -> tuple[httpx.Response, httpx.Response]:
-    """FastAPI's answer and DispatchRoute's to `body`, in that order."""
+def both(body: bytes, twin: Twin = TWIN, **kwargs: Any) -> tuple[httpx.Response, httpx.Response]:
+    """FastAPI's answer and DispatchRoute's to `body` (JSON unless told), in that order."""
     kwargs.setdefault("headers", JSON)
-    return tuple(  # type: ignore[return-value]
-        ask(app, "POST", path, content=body, **kwargs) for path in ("/fastapi", "/dispatch")
-    )
+    return twin.both("POST", "", content=body, **kwargs)
 
 
 def assert_same(fastapi: httpx.Response, ours: httpx.Response) -> None:
@@ -201,12 +196,12 @@ def test_nesting_answers_as_fastapi_around_its_recursion_limit() -> None:
 def test_content_type_rules_are_fastapi_s(content_type: str | None, strict: bool | None) -> None:
     settings = {} if strict is None else {"strict_content_type": strict}
     try:
-        app = _app(**settings)
+        twin = _twin(**settings)
     except TypeError:
         pytest.skip("this FastAPI has no strict_content_type setting")
     headers = {} if content_type is None else {"content-type": content_type}
     for body in (b'{"a": [1, 2]}', b"[NaN]", b"{"):
-        assert_same(*both(body, app, headers=headers))
+        assert_same(*both(body, twin, headers=headers))
 
 
 _seen: list[Any] = []
@@ -246,22 +241,19 @@ def test_a_form_body_is_fastapi_s() -> None:
     async def form(name: Annotated[str, Form()]) -> dict[str, str]:
         return {"name": name}
 
-    app = FastAPI()
-    app.add_api_route("/fastapi", form, methods=["POST"])
-    app.router.add_api_route(
-        "/dispatch", form, methods=["POST"], route_class_override=DispatchRoute
-    )
+    twin = Twin(route_class=DispatchRoute)
+    twin.add("POST", "", form)
     for data in ({"name": "x"}, {}):
-        assert_same(*both(b"", app, data=data, headers={}))
+        assert_same(*both(b"", twin, data=data, headers={}))
 
 
 def test_a_body_size_limit_is_fastapi_s() -> None:
     try:
-        app = _app(max_body_size=64)
+        twin = _twin(max_body_size=64)
     except TypeError:
         pytest.skip("this FastAPI has no max_body_size setting")
     for size in (10, 64, 65, 1000):
-        assert_same(*both(b'"' + b"x" * size + b'"', app))
+        assert_same(*both(b'"' + b"x" * size + b'"', twin))
 
 
 def test_a_request_class_with_its_own_json_keeps_it() -> None:
@@ -287,10 +279,7 @@ def test_a_large_body_over_a_real_server(live_server: Any) -> None:
     body = json.dumps(
         {"ids": list(range(50_000)), "logprobs": [-i / 7 for i in range(20_000)], "big": 2**70}
     ).encode()
-    base = live_server(APP)
-    with httpx.Client(base_url=base) as client:
-        answers = [
-            client.post(path, content=body, headers=JSON) for path in ("/fastapi", "/dispatch")
-        ]
+    with httpx.Client(base_url=live_server(TWIN.app)) as client:
+        answers = both(body, via=client.request)
     assert answers[0].status_code == 200
     assert_same(*answers)

@@ -93,8 +93,8 @@ def test_chunk_stream_over_a_real_server(
     twin.add("GET", "/untyped", generator(items))
     base_url = live_server(twin.app)
     for path in ("/typed", "/untyped"):
-        (fastapi_head, fastapi), (ours_head, ours) = (
-            raw_get(base_url, f"/{side}{path}") for side in ("fastapi", "dispatch")
+        (fastapi_head, fastapi), (ours_head, ours) = twin.both(
+            "GET", path, via=lambda method, url: raw_get(base_url, url)
         )
         assert ours_head.startswith(b"HTTP/1.1 200 OK\r\n")
         # The same headers in the same order, but the server's clock.
