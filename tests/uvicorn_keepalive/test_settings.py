@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import pickle
@@ -11,6 +12,7 @@ import sys
 from collections.abc import Callable
 
 import pytest
+from uvicorn_keepalive._settings import OPTIONS, Fields
 
 import uvicorn_keepalive
 from uvicorn_keepalive import KeepaliveSettings, protocol, socket_options
@@ -272,6 +274,13 @@ def test_check_is_the_only_command() -> None:
     result = run("-m", "uvicorn_keepalive")
     assert result.returncode == 1
     assert result.stderr.startswith("usage: python -m uvicorn_keepalive --check\n")
+
+
+def test_the_options_table_names_the_settings_fields() -> None:
+    # A new option is its row in OPTIONS and its field; the typed keywords must follow.
+    names = [option.name for option in OPTIONS]
+    assert names == [field.name for field in dataclasses.fields(KeepaliveSettings)]
+    assert names == list(Fields.__annotations__)
 
 
 def test_settings_pickle() -> None:

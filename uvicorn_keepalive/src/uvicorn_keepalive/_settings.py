@@ -1,4 +1,4 @@
-"""The settings, validated; the environment, read once per process; the package's logger."""
+"""The settings, one row each; validated; the environment, read once per process; the logger."""
 
 from __future__ import annotations
 
@@ -13,10 +13,48 @@ from typing import TypedDict
 logger = logging.getLogger("uvicorn.error.keepalive")
 # uvicorn's STARTUP_FAILURE and gunicorn's WORKER_BOOT_ERROR: both stop on it, not respawn.
 STARTUP_FAILURE = 3
-# Linux's caps (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in include/net/tcp.h),
-# everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C int.
-RANGES = {"idle": (32767, "seconds"), "interval": (32767, "seconds"), "count": (127, "probes"),
-          "user_timeout": (2**31 - 1, "milliseconds")}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    # One setting: a field of KeepaliveSettings (a bool is a switch, True setting 1; an int is
+    # 1 to `high` `unit`), read from the variable prefix + NAME, set with the first of
+    # `constants` that the socket module has.
+    name: str
+    constants: str
+    high: int
+    unit: str
+    said: str  # its part of the settings line, "{}" its value
+    ioctl: str = ""  # its member of Windows' SIO_KEEPALIVE_VALS, which sets it in ms where
+    # Python lacks the constant: https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
+
+    @property
+    def switch(self) -> bool:
+        return isinstance(_DEFAULTS[self.name], bool)
+
+    def check(self, value: object, given: str = "") -> None:
+        # TypeError or ValueError naming ``given`` (else name=value) unless ``value`` fits.
+        if value is None and _DEFAULTS[self.name] is None:  # unset
+            return
+        if self.switch and not isinstance(value, bool):
+            raise TypeError(f"{self.name} must be a bool, got {value!r}")
+        if not self.switch and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{self.name} must be an int ({self.unit}), got {value!r}")
+        if not self.switch and not 1 <= value <= self.high:  # type: ignore[operator]
+            given = given or f"{self.name}={value}"
+            raise ValueError(f"{given} is out of range: 1 to {self.high} {self.unit}")
+
+
+# The upper bounds are Linux's (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in
+# include/net/tcp.h), everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C int.
+# macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
+OPTIONS = (
+    Option("idle", "TCP_KEEPIDLE TCP_KEEPALIVE", 32767, "seconds", "idle {} s", "keepalivetime"),
+    Option("interval", "TCP_KEEPINTVL", 32767, "seconds", "interval {} s", "keepaliveinterval"),
+    Option("count", "TCP_KEEPCNT", 127, "probes", "{} probes"),
+    Option("user_timeout", "TCP_USER_TIMEOUT", 2**31 - 1, "milliseconds", "user timeout {} ms"),
+    Option("nodelay", "TCP_NODELAY", 1, "", "TCP_NODELAY {}"),
+)
 
 
 class Fields(TypedDict, total=False):  # KeepaliveSettings' fields: the settings' signature
@@ -48,15 +86,8 @@ class KeepaliveSettings:
     nodelay: bool = True
 
     def __post_init__(self) -> None:
-        for name, (_, unit) in RANGES.items():
-            value = getattr(self, name)
-            if value is None and name == "user_timeout":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int ({unit}), got {value!r}")
-            _in_range(f"{name}={value}", name, value)
-        if not isinstance(self.nodelay, bool):
-            raise TypeError(f"nodelay must be a bool, got {self.nodelay!r}")
+        for option in OPTIONS:
+            option.check(getattr(self, option.name))
 
     @property
     def detection_time(self) -> int:
@@ -64,11 +95,14 @@ class KeepaliveSettings:
         return self.idle + self.interval * self.count
 
     def __str__(self) -> str:
-        timeout = "" if self.user_timeout is None else f", user timeout {self.user_timeout} ms"
-        return (
-            f"TCP keepalive: idle {self.idle} s, interval {self.interval} s, {self.count} probes"
-            f"{timeout}; TCP_NODELAY {'on' if self.nodelay else 'left to the event loop'}"
-        )
+        said: dict[bool, list[str]] = {False: [], True: []}  # by switch
+        for option in OPTIONS:
+            value = getattr(self, option.name)
+            if option.switch:
+                value = "on" if value else "left to the event loop"
+            if value is not None:
+                said[option.switch].append(option.said.format(value))
+        return "TCP keepalive: " + "; ".join(", ".join(parts) for parts in said.values())
 
     @classmethod
     def from_environment(
@@ -82,30 +116,27 @@ class KeepaliveSettings:
         variables starting with ``prefix`` are logged at WARNING and ignored.
         """
         environ = os.environ if environ is None else environ
-        variables = {name: prefix + name.upper() for name in (*RANGES, "nodelay")}
-        known = ", ".join(variables.values())
-        for unknown in sorted(set(environ) - set(variables.values())):
+        variables = {prefix + option.name.upper(): option for option in OPTIONS}
+        for unknown in sorted(set(environ) - set(variables)):
             if unknown.startswith(prefix):
+                known = ", ".join(variables)
                 logger.warning(
                     "%s is not a setting and is ignored; the settings are %s", unknown, known
                 )
         values: dict[str, int | bool] = {}
-        for name, variable in variables.items():
+        for variable, option in variables.items():
             raw, given = environ.get(variable, "").strip(), f"{variable}={environ.get(variable)!r}"
-            if name == "nodelay" and raw not in ("", "0", "1"):
+            if option.switch and raw not in ("", "0", "1"):
                 raise ValueError(f"{given} must be 1 or 0")
             if raw and not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
                 raise ValueError(f"{given} is not a decimal integer (ASCII digits 0-9)")
             if raw:
-                values[name] = raw == "1" if name == "nodelay" else _in_range(given, name, int(raw))
+                values[option.name] = raw == "1" if option.switch else int(raw)
+                option.check(values[option.name], given)
         return cls(**values)  # type: ignore[arg-type]
 
 
-def _in_range(given: str, name: str, value: int) -> int:
-    high, unit = RANGES[name]
-    if not 1 <= value <= high:
-        raise ValueError(f"{given} is out of range: 1 to {high} {unit}")
-    return value
+_DEFAULTS = {field.name: field.default for field in dataclasses.fields(KeepaliveSettings)}
 
 
 #: `KeepaliveSettings.from_environment` of ``os.environ``, read once per process.

@@ -7,21 +7,26 @@ import socket
 import sys
 from asyncio.trsock import TransportSocket
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from uvicorn_keepalive._settings import Fields, KeepaliveSettings, logger, resolve
+from uvicorn_keepalive._settings import OPTIONS, Fields, KeepaliveSettings, logger, resolve
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 SocketLike = socket.socket | TransportSocket  # uvloop's PseudoSocket is untyped
-#: ``(name, level, option, value)`` for setsockopt, SO_KEEPALIVE first; level None: Windows'
-#: SIO_KEEPALIVE_VALS ioctl where Python has no TCP_KEEPIDLE (before Windows 10 1709):
-#: https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
-Call = tuple[str, int | None, int, Any]
-Plan = tuple[Call, ...]
-_CONSTANTS = ("TCP_KEEPIDLE", "TCP_KEEPALIVE", "TCP_KEEPINTVL", "TCP_KEEPCNT",
-              "TCP_USER_TIMEOUT", "TCP_NODELAY", "SIO_KEEPALIVE_VALS")  # fmt: skip
+
+
+class Call(NamedTuple):  # socket.setsockopt(level, option, value), applied as ``name``
+    name: str
+    level: int
+    option: int
+    value: int
+
+
+class Plan(NamedTuple):
+    calls: tuple[Call, ...]  # SO_KEEPALIVE first
+    ioctl: dict[str, int]  # SIO_KEEPALIVE_VALS' members in ms, where it sets options; else {}
 
 
 def is_tcp(address: object) -> bool:
@@ -34,9 +39,6 @@ def is_tcp(address: object) -> bool:
 @functools.lru_cache(maxsize=64)
 def plan(settings: KeepaliveSettings) -> Plan:
     # The calls applying ``settings``, worked out (and warned about) once per process.
-    constants = (getattr(socket, name, None) for name in _CONSTANTS)
-    keepidle, keepalive, keepintvl, keepcnt, user_timeout, nodelay, sio = constants
-    ioctl = sio if keepidle is None and keepalive is None else None
     if settings.user_timeout is not None and settings.user_timeout < settings.detection_time * 1000:
         # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one probe is
         # unanswered past it (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
@@ -45,30 +47,27 @@ def plan(settings: KeepaliveSettings) -> Plan:
             "a single unanswered keepalive probe will close an idle connection",
             *(settings.user_timeout, settings.detection_time * 1000),
         )
-    calls: list[Call] = [("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
-    # macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
-    idle = "TCP_KEEPALIVE" if keepidle is None and keepalive is not None else "TCP_KEEPIDLE"
-    missing = []
-    for name, option, value in (
-        (idle, keepidle or keepalive, settings.idle),
-        ("TCP_KEEPINTVL", keepintvl, settings.interval),
-        ("TCP_KEEPCNT", keepcnt, settings.count),
-        ("TCP_USER_TIMEOUT", user_timeout, settings.user_timeout),
-        ("TCP_NODELAY", nodelay, 1 if settings.nodelay else None),
-    ):
-        if option is not None and value is not None:
-            calls.append((name, socket.IPPROTO_TCP, option, value))
-        elif value is not None and not (ioctl and name in ("TCP_KEEPIDLE", "TCP_KEEPINTVL")):
-            missing.append(name)
+    calls = [Call("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    missing, ioctl = [], {}
+    for option in OPTIONS:
+        value, names = getattr(settings, option.name), option.constants.split()
+        if value is None or value is False:  # unset, or a switch off
+            continue
+        name = next((name for name in names if hasattr(socket, name)), None)
+        if name is not None:
+            calls.append(Call(name, socket.IPPROTO_TCP, getattr(socket, name), int(value)))
+        elif option.ioctl and hasattr(socket, "SIO_KEEPALIVE_VALS"):
+            ioctl[option.ioctl] = value * 1000
+        else:
+            missing.append(names[0])
     if missing:  # one line, once per process and settings
         logger.warning(
             "TCP keepalive: %s not available on this platform (%s): left at the system default",
             *(", ".join(missing), sys.platform),
         )
-    if ioctl is not None:
-        milliseconds = (1, settings.idle * 1000, settings.interval * 1000)
-        calls.append(("SIO_KEEPALIVE_VALS", None, ioctl, milliseconds))
-    return tuple(calls)
+    if ioctl:  # the ioctl sets all its members
+        ioctl = {o.ioctl: getattr(settings, o.name) * 1000 for o in OPTIONS if o.ioctl}
+    return Plan(tuple(calls), ioctl)
 
 
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
@@ -76,25 +75,27 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
     applied: dict[str, int] = {}
     if (fileno := sock.fileno()) < 0:  # closed
         return applied
-    # Only a socket.socket has ioctl(): borrow the descriptor in one, detached after.
-    direct = isinstance(sock, socket.socket) or plan[-1][1] is not None
-    target = sock if direct else socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
-    try:
-        for name, level, option, value in plan:
-            try:
-                if level is not None:
-                    target.setsockopt(level, option, value)
-                    applied[name] = value
-                    continue
-                target.ioctl(option, value)  # type: ignore[attr-defined,union-attr,unused-ignore]
-                applied[f"{name}.keepalivetime"], applied[f"{name}.keepaliveinterval"] = value[1:]
-            except OSError as exc:
-                logger.debug("TCP keepalive: %s refused on fd %d: %s", name, fileno, exc)
-                if name == "SO_KEEPALIVE":
-                    return applied
-    finally:
-        if target is not sock:
-            target.detach()
+    for call in plan.calls:
+        try:
+            sock.setsockopt(call.level, call.option, call.value)
+            applied[call.name] = call.value
+        except OSError as exc:
+            logger.debug("TCP keepalive: %s refused on fd %d: %s", call.name, fileno, exc)
+            if call.name == "SO_KEEPALIVE":
+                return applied
+    if plan.ioctl:
+        target = sock
+        if not isinstance(target, socket.socket):  # only one has ioctl(): borrow the descriptor
+            target = socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
+        try:
+            values = (1, *plan.ioctl.values())  # on, then the members in order
+            target.ioctl(socket.SIO_KEEPALIVE_VALS, values)  # type: ignore[attr-defined,unused-ignore]
+            applied.update({f"SIO_KEEPALIVE_VALS.{k}": v for k, v in plan.ioctl.items()})
+        except OSError as exc:
+            logger.debug("TCP keepalive: SIO_KEEPALIVE_VALS refused on fd %d: %s", fileno, exc)
+        finally:
+            if target is not sock:  # detached, never closed
+                target.detach()
     return applied
 
 
@@ -121,8 +122,7 @@ def socket_options(
     settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
 ) -> list[tuple[int, int, int]]:
     """`set_keepalive`'s options for ``httpx.HTTPTransport(socket_options=...)``, not an ioctl."""
-    calls = plan(resolve(settings, fields))
-    return [(level, option, value) for _, level, option, value in calls if level is not None]
+    return [(call.level, call.option, call.value) for call in plan(resolve(settings, fields)).calls]
 
 
 def socket_factory(
