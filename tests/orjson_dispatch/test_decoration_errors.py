@@ -134,26 +134,6 @@ def test_dispatch_below_the_route_decorator_does_not_warn() -> None:
     assert dispatched_routes(app)["GET /routed"] is True
 
 
-def test_routes_added_after_a_late_route_class_do_not_warn_again() -> None:
-    app = FastAPI()
-
-    @app.get("/early")
-    async def early() -> dict[str, int]:
-        return {}
-
-    with pytest.warns(UserWarning, match=r"1 route\(s\) GET /early were added before"):
-        app.router.route_class = DispatchRoute
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
-
-        @app.get("/later")
-        async def later() -> dict[str, int]:
-            return {}
-
-    routes = dispatched_routes(app)
-    assert (routes["GET /early"], routes["GET /later"]) == (False, True)
-
-
 def test_route_class_override_beside_plain_routes_does_not_warn() -> None:
     async def endpoint() -> dict[str, int]:
         return {}

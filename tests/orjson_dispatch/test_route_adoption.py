@@ -2,13 +2,14 @@
 
 ``app.router.route_class = DispatchRoute`` set after routes are added, and a plain
 ``APIRouter()`` included into an app that has the route class, leave routes on FastAPI's path:
-each warns at the user's line, naming the routes. ``use_dispatch_routes(app)`` puts a finished
-app (its included routers too) on ``DispatchRoute``, answering as the same app under FastAPI.
+the app's first request served by a ``DispatchRoute`` logs a warning naming them.
+``use_dispatch_routes(app)`` puts a finished app (its included routers too) on ``DispatchRoute``,
+answering as the same app under FastAPI.
 """
 
 from __future__ import annotations
 
-import warnings
+import logging
 from typing import Annotated, Any
 
 import pytest
@@ -107,38 +108,66 @@ def test_use_dispatch_routes_refuses_what_it_cannot_convert(
         use_dispatch_routes(app, route_class)
 
 
-def test_route_class_set_after_the_routes_warns_naming_them() -> None:
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "orjson_dispatch" and r.levelno == logging.WARNING
+    ]
+
+
+def test_route_class_set_after_the_routes_warns_at_the_first_request_naming_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     app = FastAPI()
     app.add_api_route("/a", item, methods=["GET"])
     app.add_api_route("/b", values, methods=["POST"])
-    with pytest.warns(UserWarning, match=r"2 route\(s\) GET /a, POST /b were added before") as w:
-        app.router.route_class = DispatchRoute
-    assert w[0].filename == __file__
-    assert "use_dispatch_routes(app)" in str(w[0].message)
+    app.router.route_class = DispatchRoute
+    app.add_api_route("/later", item, methods=["GET"])
+    assert not _warnings(caplog)  # nothing runs when the attribute is set
+    ask(app, "GET", "/later")
+    ask(app, "GET", "/later")
+    (message,) = _warnings(caplog)  # once per app
+    assert "2 route(s) GET /a, POST /b are served by FastAPI's APIRoute" in message
+    assert "use_dispatch_routes(app)" in message
     assert not dispatched_routes(app)["GET /a"]
 
 
-def test_plain_router_included_into_a_dispatch_route_app_warns_naming_its_routes() -> None:
+def test_plain_router_included_into_a_dispatch_route_app_warns_naming_its_routes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     app = FastAPI()
     app.router.route_class = DispatchRoute
+    app.add_api_route("/a", item, methods=["GET"])
     router = APIRouter()
     router.add_api_route("/c", item, methods=["GET"])
-    with pytest.warns(UserWarning, match=r"1 route\(s\) GET /c of the included router") as w:
-        app.include_router(router, prefix="/p")
-    assert w[0].filename == __file__
+    inner = APIRouter()
+    inner.add_api_route("/d", item, methods=["GET"])
+    router.include_router(inner, prefix="/i")
+    app.include_router(router, prefix="/p")
+    ask(app, "GET", "/a")
+    (message,) = _warnings(caplog)
+    assert "2 route(s) GET /c, GET /d are served by FastAPI's APIRoute" in message
     assert not dispatched_routes(app)["GET /p/c"]
 
 
-def test_route_class_set_in_time_and_dispatch_route_routers_do_not_warn() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        app = FastAPI()
-        app.router.route_class = DispatchRoute
-        app.add_api_route("/a", item, methods=["GET"])
-        router = APIRouter(route_class=DispatchRoute)
-        router.add_api_route("/c", item, methods=["GET"])
-        app.include_router(router, prefix="/p")
-        router.route_class = DispatchRoute  # set again: its routes have it
+def test_route_class_set_in_time_and_dispatch_route_routers_do_not_warn(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = FastAPI()
+    app.router.route_class = DispatchRoute
+    app.add_api_route("/a", item, methods=["GET"])
+    router = APIRouter(route_class=DispatchRoute)
+    router.add_api_route("/c", item, methods=["GET"])
+    app.include_router(router, prefix="/p")
+    plain = APIRouter()  # a plain router of its own in an app without the route class: as chosen
+    plain.add_api_route("/e", item, methods=["GET"])
+    other = FastAPI()
+    other.include_router(plain)
+    other.include_router(router, prefix="/p")
+    for served, path in ((app, "/a"), (app, "/p/c"), (other, "/p/c"), (other, "/e")):
+        assert ask(served, "GET", path).status_code == 200
+    assert not _warnings(caplog)
     assert dispatched_routes(app) == {**dispatched_routes(app), "GET /a": True, "GET /p/c": True}
 
 

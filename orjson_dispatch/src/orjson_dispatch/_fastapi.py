@@ -23,6 +23,7 @@ __all__ = [
     "document_both",
     "effective_route",
     "format_sse_event",
+    "included_routers",
     "is_async",
     "jsonable_encoders",
     "keepalive_comment",
@@ -36,7 +37,6 @@ __all__ = [
     "return_annotation",
     "route_being_built",
     "route_in_scope",
-    "routers",
     "routes_changed",
     "seed_endpoint_context",
     "serialization_operation",
@@ -48,7 +48,6 @@ __all__ = [
     "streams_events",
     "user_frame",
     "validated",
-    "watch_route_classes",
 ]
 
 from pydantic import ValidationError
@@ -284,62 +283,15 @@ def effective_route(scope: MutableMapping[str, Any]) -> Any:
     return route
 
 
-def watch_route_classes(
-    route_class_set: Callable[[Any], None], router_included: Callable[[Any, Any], None]
-) -> None:
-    """Tell `route_class_set(router)` and `router_included(router, included)` of APIRouters.
-
-    The first is called whenever a router's route_class is set, the second after each
-    `include_router`; installed once per process. Nothing else of this package runs when a
-    route class is set after the routes are added, or when a router whose routes keep their
-    own class is included: these are the moments the mistakes can be told.
-    """
-    # Every FastAPI release keeps route_class as a plain instance attribute, set in
-    # APIRouter.__init__ and read in add_api_route, and includes routers in include_router
-    # (FastAPI.include_router calls the router's). A data descriptor keeps it in the
-    # instance's __dict__, as before.
-    router_class = routing.APIRouter
-    if isinstance(vars(router_class).get("route_class"), _RouteClassAttribute):
-        return
-    router_class.route_class = _RouteClassAttribute(route_class_set)  # type: ignore[assignment]
-    include = router_class.include_router
-
-    @functools.wraps(include)
-    def include_router(self: Any, router: Any, *args: Any, **kwargs: Any) -> None:
-        include(self, router, *args, **kwargs)
-        router_included(self, router)
-
-    router_class.include_router = include_router  # type: ignore[method-assign]
-
-
-class _RouteClassAttribute:
-    """`APIRouter.route_class`, stored in the router's `__dict__`, told when it is set."""
-
-    def __init__(self, route_class_set: Callable[[Any], None]) -> None:
-        self._set = route_class_set
-
-    def __get__(self, router: Any, owner: Any = None) -> Any:
-        if router is None:
-            return self
-        try:
-            return router.__dict__["route_class"]
-        except KeyError:
-            raise AttributeError("route_class") from None
-
-    def __set__(self, router: Any, value: Any) -> None:
-        router.__dict__["route_class"] = value
-        self._set(router)
-
-
-def routers(router: Any) -> Iterator[Any]:
-    """Yield `router` and the routers it includes, at any depth, without building them."""
-    # FastAPI 0.165 keeps an included router as one `_IncludedRouter` entry (its
+def included_routers(router: Any) -> list[Any]:
+    """Return the routers `router` includes (not their own inclusions), without building them."""
+    # FastAPI 0.137 keeps an included router as one `_IncludedRouter` entry (its
     # `original_router`); before, include_router copied each route into the including router.
-    yield router
-    for route in router.routes:
-        included = getattr(route, "original_router", None)
-        if included is not None and not hasattr(route, "endpoint"):
-            yield from routers(included)
+    return [
+        route.original_router
+        for route in router.routes
+        if hasattr(route, "original_router") and not hasattr(route, "endpoint")
+    ]
 
 
 def rebuild(route: Any, route_class: type[Any]) -> None:

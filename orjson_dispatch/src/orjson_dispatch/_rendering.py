@@ -9,13 +9,12 @@ the headers its `__init__` sets) while the body comes from orjson, the class is 
 from __future__ import annotations
 
 import warnings
+import weakref
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
 __all__ = ["Encoded", "body_allowed", "reads_content", "rendering", "renders_json"]
-
-_SUBCLASS = "__orjson_dispatch_rendering__"
 
 
 class Encoded:
@@ -62,10 +61,11 @@ def rendering(response_class: type[Response]) -> type[Response]:
     """Return the subclass of `response_class` that renders an `Encoded` body as it is.
 
     It has the same name, module and `__init__`, and renders any other content as
-    `response_class` does. Made once per class and kept on the class itself, so that a class
-    created on the fly is collected with its subclass.
+    `response_class` does. Made once per class while in use: the cache holds neither the class
+    nor its subclass, so that a class created on the fly is collected with its subclass.
     """
-    subclass: type[Response] | None = response_class.__dict__.get(_SUBCLASS)
+    known = _subclasses.get(response_class)
+    subclass = known() if known is not None else None
     if subclass is None:
         render = response_class.render
 
@@ -89,8 +89,13 @@ def rendering(response_class: type[Response]) -> type[Response]:
                     "__doc__": response_class.__doc__,
                 },
             )
-        type.__setattr__(response_class, _SUBCLASS, subclass)
+        _subclasses[response_class] = weakref.ref(subclass)
     return subclass
+
+
+_subclasses: weakref.WeakKeyDictionary[type[Response], weakref.ref[type[Response]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def body_allowed(status_code: int) -> bool:

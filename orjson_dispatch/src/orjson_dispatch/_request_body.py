@@ -16,6 +16,11 @@ the same value, kept the same way, parsed by orjson wherever orjson's value is t
 * a value nested deeper than `json.loads` can go from here (it counts each level against
   Python's recursion limit: about 950 levels on Python 3.11, where orjson goes to 1024).
 
+On Python 3.10 and 3.11, where a document's levels and Python's frames count against one
+recursion limit, `parsing_json`'s frame under FastAPI's handler leaves `json.loads` one level
+fewer than in FastAPI's own handler: a body nested exactly to FastAPI's limit is refused as one
+level deeper would be. Later versions count a document's levels apart from Python frames.
+
 Bodies of up to 2 KB are parsed by `json.loads` itself, as fast there as orjson with the
 checks above. Everything else orjson and `json.loads` read alike: the same whitespace (RFC
 8259's four characters), the last of duplicate keys at the place of the first, `-0` as the int
@@ -27,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -74,37 +78,9 @@ async def request_json(request: Request) -> Any:
     body = await request.body()
     value = orjson_value(body) if len(body) > _SMALL else _UNSURE
     if value is _UNSURE:
-        # Called from this frame, at the depth Starlette's Request.json() calls it from, so that
-        # the recursion limit cuts both at the same nesting (see _give_back_handler_frame).
-        limit = _give_back_handler_frame(request)
-        try:
-            value = json.loads(body)
-        finally:
-            if limit:
-                sys.setrecursionlimit(limit)
+        value = json.loads(body)
     request._json = value
     return value
-
-
-def _give_back_handler_frame(request: Request) -> int:
-    """Give back, on Python 3.10 and 3.11, the one frame `parsing_json` adds to the stack.
-
-    Those versions count every Python frame and every level of a JSON document against one
-    recursion limit: under the handler `parsing_json` wraps, `json.loads` would stop one level
-    short of where it stops in FastAPI's own handler. Later versions count the document's levels
-    apart (C recursion, then stack space), which a Python frame does not use.
-
-    Returns:
-        The recursion limit to set back after `json.loads`, or 0 where it was not raised.
-    """
-    if not _PYTHON_FRAMES_COUNT or type(vars(request).get("json")) is not _RequestJSON:
-        return 0
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(limit + 1)
-    return limit
-
-
-_PYTHON_FRAMES_COUNT = sys.version_info < (3, 12)
 
 
 class _Unsure:
@@ -222,16 +198,27 @@ _scan_once: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["sc
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 
 
-def parsing_json(handler: Handler) -> Handler:
+def parsing_json(
+    handler: Handler, first_request: Callable[[Request], None] | None = None
+) -> Handler:
     """Wrap a route's request handler so that `request.json()` is `request_json(request)`.
 
     FastAPI's handler awaits `request.json()` where the content type calls for it (its own rules,
     `strict_content_type` included), and so do dependencies and endpoints: all of them get the
     orjson parse, once. A request class with a `json()` of its own keeps it. The method is set
     on the request for the handler's run only, not to keep the request in a reference cycle.
+
+    Args:
+        handler: The route's request handler.
+        first_request: Called with the first request the wrapped handler serves, before it.
     """
+    pending = first_request
 
     async def parse_with_orjson(request: Request) -> Response:
+        nonlocal pending
+        if pending is not None:
+            check, pending = pending, None
+            check(request)
         if type(request).json is not Request.json:
             return await handler(request)
         attributes = vars(request)

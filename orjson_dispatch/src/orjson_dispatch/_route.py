@@ -10,6 +10,7 @@ context of validation errors, stays FastAPI's own.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -20,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._diagnostics import logger, methods, warn
+from orjson_dispatch._diagnostics import logger, methods
 from orjson_dispatch._dispatch import REQUEST_PARAMETER, RESPONSE_PARAMETER, check_stream_options
 from orjson_dispatch._encoders import route_serializer
 from orjson_dispatch._options import Options, check_options
@@ -45,8 +46,9 @@ class DispatchRoute(APIRoute):
         app.router.route_class = DispatchRoute  # before the routes are added
 
     or put a finished app on it with `use_dispatch_routes(app)`. Setting it on a router that
-    has routes already, and including a router whose routes keep their own `APIRoute` into one
-    that has it, warn at that line, naming the routes served without it.
+    has routes already, or including a router whose routes keep their own `APIRoute` into one
+    that has it, leaves those routes on `APIRoute`: the app's first request served by a
+    `DispatchRoute` logs a warning naming them.
 
     The responses, their headers and the OpenAPI document are FastAPI's own; only the
     serialization of returned values (and of the items of JSON Lines and Server-Sent Events
@@ -105,13 +107,13 @@ class DispatchRoute(APIRoute):
         self.dispatched = served.by is not None
         logger.debug("%s %s %s", methods(route), route.path, served)
         if served.by != "DispatchRoute":
-            return parsing_json(super().get_route_handler())
+            return parsing_json(super().get_route_handler(), _check_routes_left)
         if self._streams(route):
             substitutes = _stream_substitutes(route, self.stream_settings)
         else:
             substitutes = _body_substitutes(route)
         with _fastapi.building_with(route, substitutes):
-            return parsing_json(super().get_route_handler())
+            return parsing_json(super().get_route_handler(), _check_routes_left)
 
     def _streams(self, route: Any) -> bool:
         """Tell whether the route (or an effective route context of it) answers a stream."""
@@ -143,60 +145,70 @@ def use_dispatch_routes(app: Any, route_class: Any = DispatchRoute) -> None:
             f"not {route_class!r}"
         )
         raise TypeError(msg)
-    for owner in _fastapi.routers(router):
-        for route in _plain(owner.routes):
-            DispatchRoute._read_endpoint(route, route.endpoint)
-            _fastapi.rebuild(route, route_class)
-        _fastapi.routes_changed(owner)
+    _adopt(router, route_class)
     if router.route_class is APIRoute:
         router.route_class = route_class
+
+
+def _adopt(router: Any, route_class: type[DispatchRoute]) -> None:
+    for route in _plain(router.routes):
+        DispatchRoute._read_endpoint(route, route.endpoint)
+        _fastapi.rebuild(route, route_class)
+    _fastapi.routes_changed(router)
+    for included in _fastapi.included_routers(router):
+        _adopt(included, route_class)
 
 
 def _plain(routes: Any) -> list[Any]:
     return [route for route in routes if type(route) is APIRoute]
 
 
-def _routes_of(router: Any) -> list[Any]:
-    """The plain `APIRoute`s of `router` and of the routers it includes."""
-    return [route for owner in _fastapi.routers(router) for route in _plain(owner.routes)]
+def _routes_left(router: Any, adopted: bool = False) -> list[Any]:
+    """The plain `APIRoute`s of `router`'s tree under a router whose class is a `DispatchRoute`.
+
+    `adopted`: a router above `router` has that route class.
+    """
+    adopted = adopted or _is_dispatch_route(router.route_class)
+    left = _plain(router.routes) if adopted else []
+    for included in _fastapi.included_routers(router):
+        left += _routes_left(included, adopted)
+    return left
 
 
-def _named(routes: list[Any]) -> str:
-    named = ", ".join(f"{methods(route)} {route.path}" for route in routes[:5])
-    return named + (", ..." if len(routes) > 5 else "")
+def _is_dispatch_route(route_class: Any) -> bool:
+    return isinstance(route_class, type) and issubclass(route_class, DispatchRoute)
 
 
-_FIX = (
-    "APIRouter(route_class=...) or app.router.route_class = ... before the routes are added, "
-    "or orjson_dispatch.use_dispatch_routes(app) once the app is complete"
-)
+# The apps whose routes have been checked, each once, at the first request a DispatchRoute serves.
+_checked_apps: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
-def _route_class_set(router: Any) -> None:
-    route_class = router.route_class
-    if isinstance(route_class, type) and issubclass(route_class, DispatchRoute):
-        earlier = _routes_of(router) if hasattr(router, "routes") else []
-        if earlier:
-            warn(
-                f"route_class={route_class.__qualname__} is set on a router whose "
-                f"{len(earlier)} route(s) {_named(earlier)} were added before, and are served "
-                f"without it: {_FIX}"
-            )
+def _check_routes_left(request: Request) -> None:
+    """Warn, once per app, of its plain `APIRoute`s left under a `DispatchRoute` router.
 
-
-def _router_included(router: Any, included: Any) -> None:
-    route_class = router.route_class
-    if isinstance(route_class, type) and issubclass(route_class, DispatchRoute):
-        kept = _routes_of(included)
-        if kept:
-            warn(
-                f"include_router(): {len(kept)} route(s) {_named(kept)} of the included router "
-                f"keep its route class APIRoute, not the including router's "
-                f"{route_class.__qualname__}, and are served without it: {_FIX}"
-            )
-
-
-_fastapi.watch_route_classes(_route_class_set, _router_included)
+    Two mistakes leave routes on FastAPI's path silently: a route class set on a router after
+    routes were added to it, and a plain `APIRouter()` included into a router that has the route
+    class (an included router's routes keep their own). FastAPI has no hook at either moment; the
+    app's first request served by a `DispatchRoute` is the first moment this package runs.
+    """
+    app = request.scope.get("app")
+    router = getattr(app, "router", None)
+    if not isinstance(router, APIRouter) or app in _checked_apps:
+        return
+    _checked_apps.add(app)
+    left = _routes_left(router)
+    if left:
+        named = ", ".join(f"{methods(route)} {route.path}" for route in left[:5])
+        logger.warning(
+            "%d route(s) %s%s are served by FastAPI's APIRoute under a router whose route class "
+            "is a DispatchRoute (the route class was set after they were added, or their "
+            "router was included with its own route class): set APIRouter(route_class=...) or "
+            "app.router.route_class = ... before the routes are added, or call "
+            "orjson_dispatch.use_dispatch_routes(app) once the app is complete",
+            len(left),
+            named,
+            ", ..." if len(left) > 5 else "",
+        )
 
 
 def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
