@@ -89,6 +89,9 @@ class Reader:
     pause: float = 0.0
     #: Close the connection once this many body bytes arrived (0: right after the headers).
     leave_after: int | None = None
+    #: Bytes read from the socket so far (head and chunk framing included), counted after
+    #: each read: what the server may be compared with while the stream runs.
+    received: int = 0
 
 
 def fetch(port: int, path: str, reader: Reader | None = None) -> Wire:
@@ -157,6 +160,7 @@ class _Bytes:
         if not data:
             self.closed = True
             return False
+        self.reader.received += len(data)
         self.buffer += data
         return True
 

@@ -1,6 +1,9 @@
-"""How a stream lives over a real server: a slow reader, a custom route class wrapping the body.
+"""How a stream lives over a real server: slow, steady and stalled readers, one send at a time,
+a custom route class wrapping the body, a graceful shutdown.
 
-FastAPI's stream of the same generator is the oracle, on the same running server (``live``).
+FastAPI's stream of the same generator is the oracle, on the same running server. What these
+tests assert holds whatever the machine's speed: a reader gets every byte, or a bound holds at
+every step of the generator; nothing is timed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import fastapi.routing
 import fastapi.sse
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from orjson_dispatch._stream_settings import BUFFER_BYTES
+from orjson_dispatch._streams import PIECE_BYTES
 from starlette.responses import StreamingResponse
 
 from orjson_dispatch import DispatchRoute, StreamSettings
@@ -68,6 +73,129 @@ def test_a_slow_steady_reader_gets_the_whole_stream(narrow: LiveApp, kind: str) 
     assert fastapi.complete
     assert ours.complete, len(ours.body)
     assert ours.body == fastapi.body
+
+
+@pytest.fixture(scope="module", params=[SERVERS[0], SERVERS[-1]], ids="-".join)
+def autotuned(request: pytest.FixtureRequest) -> Iterator[LiveApp]:
+    """A server whose connections' send buffers the kernel grows (net.ipv4.tcp_wmem)."""
+    with LiveApp(*request.param) as app:
+        yield app
+
+
+async def steady_events() -> AsyncIterator[str]:
+    for _ in range(40):
+        yield "w" * 128_000
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_steady_reader_is_never_cut_while_the_kernel_buffer_drains(
+    autotuned: LiveApp, kind: str
+) -> None:
+    """A 32 KiB receive buffer read 32 KiB at a time, 15 ms apart: about 2 MB/s, never silent.
+
+    The kernel grows the server's send buffer to megabytes, and reports the socket writable
+    only once a large part of it has drained: one send waits far longer than the 0.5 s send
+    timeout, though the client takes bytes all along. What is timed is the client's progress.
+    """
+    path = autotuned.add(steady_events, route_class_override=Patient, **KINDS[kind])
+    ours = autotuned.fetch(path, Reader(rcvbuf=32768, read_size=32768, pause=0.015))
+    fastapi = autotuned.fetch(autotuned.add(steady_events, **KINDS[kind]))
+    assert ours.complete, len(ours.body)
+    assert ours.body == fastapi.body
+
+
+MEGABYTE = "z" * 1_000_000
+#: The largest frame of it: ``data: "...\"\n\n`` (a JSON line is shorter).
+MEGABYTE_FRAME = len(MEGABYTE) + 10
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_slow_reader_holds_the_generator_within_the_buffer_bound(
+    narrow: LiveApp, kind: str
+) -> None:
+    """1 MB events to a reader slower than the generator, checked at every step of it.
+
+    When the generator is asked for an item, what it produced before and the client has not
+    read yet is at most what the stream may hold (`buffer_bytes`, and one frame larger than
+    it), what uvicorn's transport buffer holds (its 64 KiB high-water mark and one piece), the
+    kernel's buffers of both sockets, and the client's last read. FastAPI runs about five
+    events ahead, a bound counted in frames 49.
+    """
+    reader = Reader(rcvbuf=65536, read_size=16384, pause=0.001)
+    ahead: list[int] = []
+
+    async def megabyte_events() -> AsyncIterator[str]:
+        for index in range(12):
+            ahead.append(index * MEGABYTE_FRAME - reader.received)
+            yield MEGABYTE
+
+    path = narrow.add(megabyte_events, route_class_override=DispatchRoute, **KINDS[kind])
+    wire = narrow.fetch(path, reader)
+    assert wire.complete
+    assert wire.body.count(MEGABYTE.encode()) == 12
+    kernel = 2 * 131_072  # both sockets' 64 KiB buffers, which the kernel reports doubled
+    bound = MEGABYTE_FRAME + BUFFER_BYTES + 2 * PIECE_BYTES + kernel + reader.read_size
+    assert max(ahead) <= bound, ahead
+
+
+class QuickPings(DispatchRoute):
+    """Pings after 5 ms without a send."""
+
+    stream_settings = StreamSettings(ping_interval=0.005)
+
+
+class OneSendAtATime(QuickPings):
+    """Sends each response through a `send` that fails when a second send starts beside one."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            return _Guarded(await handler(request))
+
+        return guarded
+
+
+class _Guarded(Response):
+    """The response it holds, sent through a `send` that allows one call at a time."""
+
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        busy = False
+
+        async def one_at_a_time(message: Any) -> None:
+            nonlocal busy
+            assert not busy, "a second send started while one was waiting"
+            busy = True
+            try:
+                await send(message)
+            finally:
+                busy = False
+
+        await self.response(scope, receive, one_at_a_time)
+
+
+async def large_events_with_silences() -> AsyncIterator[str]:
+    for _ in range(30):
+        yield "y" * 200_000
+        await anyio.sleep(0.01)  # two ping intervals
+
+
+def test_pings_and_events_are_sent_one_at_a_time_to_a_slow_reader(narrow: LiveApp) -> None:
+    """A ping falls due while an event's send waits for the client, and events follow pings.
+
+    Both are sent by one task: never a second send beside one that waits.
+    """
+    path = narrow.add(
+        large_events_with_silences, route_class_override=OneSendAtATime, **KINDS["sse"]
+    )
+    ours = narrow.fetch(path, Reader(rcvbuf=16384, read_size=16384, pause=0.002))
+    fastapi_wire = narrow.fetch(narrow.add(large_events_with_silences, **KINDS["sse"]))
+    assert ours.complete, len(ours.body)
+    ping = fastapi.sse.KEEPALIVE_COMMENT
+    assert ours.body.replace(ping, b"") == fastapi_wire.body.replace(ping, b"")
 
 
 def wrapping(route_class: type[APIRoute]) -> type[APIRoute]:

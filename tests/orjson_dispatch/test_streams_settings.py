@@ -116,6 +116,9 @@ def test_stream_settings_refuse_bad_values_naming_them() -> None:
         StreamSettings(send_timeout=float("inf"))
     with pytest.raises(ValueError, match="send_timeout"):
         server_sent_events([], send_timeout=-1)
+    for size in (0, 1.5, True):
+        with pytest.raises(ValueError, match="buffer_bytes"):
+            StreamSettings(buffer_bytes=size)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"Bad\.stream_settings"):
 
         class Bad(DispatchRoute):

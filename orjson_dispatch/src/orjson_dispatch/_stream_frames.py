@@ -24,7 +24,7 @@ EVENT_STREAM = "text/event-stream"
 
 def json_line_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     """Return the JSON Lines frame of an item: its JSON document and a newline."""
-    return lambda item: encode(item) + b"\n"
+    return lambda item: encode(item) + b"\n"  # one copy of the JSON
 
 
 def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
@@ -40,7 +40,7 @@ def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
         if event_class is not None and isinstance(item, event_class):
             return server_sent_event(item)  # type: ignore[return-value]
         # A JSON document holds no line break: it is the one `data:` line of its event.
-        return b"data: " + encode(item) + b"\n\n"
+        return b"".join((b"data: ", encode(item), b"\n\n"))  # one copy of the JSON
 
     return frame
 

@@ -13,34 +13,36 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
 import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.concurrency import iterate_in_threadpool
 from starlette.responses import StreamingResponse
-from starlette.types import Send
+from starlette.types import Message, Receive, Scope, Send
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._encoders import UNTYPED, declared_encoder
 from orjson_dispatch._options import DEFAULTS
+from orjson_dispatch._stream_connection import Connection
 from orjson_dispatch._stream_frames import EVENT_STREAM, JSON_LINES, event_frame, json_line_frame
-from orjson_dispatch._stream_settings import StreamSettings
+from orjson_dispatch._stream_settings import BUFFER_BYTES, StreamSettings
 
 __all__ = ["SendTimeout", "Stream", "build_stream", "json_lines", "server_sent_events"]
 
-# Frames the producer may run ahead of the socket: the backpressure of a slow client reaches
-# the generator after this many (FastAPI's Server-Sent Events hold one). It is also the largest
-# burst sent as one body message.
+# The most frames waiting to be sent: the producer hands the event loop a turn at least this
+# often, so a generator that never waits stays cancellable and fair to other streams.
 READY_FRAMES = 16
-# With a send timeout, the most bytes one send hands uvicorn. uvicorn writes a body message at
-# once and makes the next send wait while the transport's buffer is above its high-water mark
-# (64 KiB, uvicorn/protocols/http/flow_control.py) until it drains to the low-water mark: a send
-# then completes whenever the client has taken at most this much more than the buffer holds,
-# whatever the size of the event, so a client that reads steadily is never cut.
+# The most bytes one body message hands the server. Frames ready together are joined up to it;
+# a larger frame is sent in pieces of it, so that uvicorn's transport buffer (which takes a
+# whole message at once, then makes the next send wait until it drains below its low-water
+# mark, uvicorn/protocols/http/flow_control.py) never holds more than its 64 KiB high-water
+# mark and one piece, whatever the size of the event.
 PIECE_BYTES = 65_536
+# The longest time between two readings of the client's progress while a send waits.
+SAMPLE_INTERVAL = 0.1
 
 
 class SendTimeout(TimeoutError):
@@ -50,13 +52,13 @@ class SendTimeout(TimeoutError):
 class Stream(StreamingResponse):
     """A streaming response of a generator's items, each sent as its frame.
 
-    `body_iterator` yields one frame per item; a producer task iterates it, and the frames it
-    has ready when the socket takes the next body message are joined into that message. With
-    a ping, a third task sends it after `ping_interval` seconds without a send. When the
-    stream ends, however it ends (the end of the items, an exception, a client leaving, a
-    send timeout, a server shutting down), the producer is finished and the generator closed
-    before the response returns: its `finally` runs and the request's dependencies with
-    `yield` are torn down after it.
+    `body_iterator` yields one frame per item; a producer task iterates it into a queue, and
+    the response's task (the only one that sends) sends what the queue holds, the frames
+    ready together in one body message. With a ping, a timer task queues it after
+    `ping_interval` seconds without a send; with a send timeout, a watch task reads the
+    client's progress while a send waits. When the stream ends, however it ends (the end of
+    the items, an exception, a client leaving, a send timeout, a server shutting down), the
+    producer is finished and the generator closed before the response returns.
 
     Args:
         items: The generator (an async iterable, or a sync one iterated in the threadpool).
@@ -65,8 +67,10 @@ class Stream(StreamingResponse):
         media_type: The response's media type.
         ping: The comment sent after `ping_interval` seconds without a send, or None.
         ping_interval: Seconds without a send before a ping (and between pings).
-        send_timeout: Seconds a send may wait without completing before the stream ends with
-            `SendTimeout`, or None.
+        send_timeout: Seconds a client may take nothing while a send waits before the stream
+            ends with `SendTimeout`, or None.
+        buffer_bytes: The bytes held between the generator and the socket past which the
+            generator is not asked for its next item (`StreamSettings.buffer_bytes`).
         group_failures: Raise an exception of the generator (or of `frame`) in an exception
             group, as FastAPI's Server-Sent Events raise it from their producer's task group
             (its JSON Lines raise it alone).
@@ -82,6 +86,7 @@ class Stream(StreamingResponse):
         ping: bytes | None = None,
         ping_interval: float = 15.0,
         send_timeout: float | None = None,
+        buffer_bytes: int = BUFFER_BYTES,
         group_failures: bool = False,
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
@@ -91,11 +96,29 @@ class Stream(StreamingResponse):
         self._ping = ping
         self._ping_interval = ping_interval
         self._send_timeout = send_timeout
+        self._buffer_bytes = buffer_bytes
         self._group_failures = group_failures
         self._failure: Exception | None = None  # the producer's
-        self._ping_failure: SendTimeout | None = None
+        self._connection: Connection | None = None
+        # The queue between the producer and the sender.
+        self._frames: deque[bytes] = deque()
+        self._queued = 0  # bytes in _frames
+        self._unsent = 0  # bytes the sender took whose send has not returned yet
+        self._produced = False  # the producer has ended
+        self._readable: anyio.Event | None = None  # set for the sender waiting for a frame
+        self._writable: anyio.Event | None = None  # set for the producer waiting for room
+        # The sender, read by the pinger and the watch.
         self._sending = False
+        self._sends = 0
+        self._send_started = -math.inf
         self._last_sent = -math.inf
+        self._send_scope: anyio.CancelScope | None = None
+        self._watch_wake: anyio.Event | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Found here, in the request's task: Starlette sends from a task of its own.
+        self._connection = Connection.of_current_task()
+        await super().__call__(scope, receive, send)
 
     async def stream_response(self, send: Send) -> None:
         """Send the frames of `body_iterator`, and a ping whenever one is due."""
@@ -103,100 +126,184 @@ class Stream(StreamingResponse):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         self._last_sent = time.monotonic()
-        # Called, not subscripted: anyio 3 (which Starlette 0.37 allows) has a function here.
-        streams: tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]]
-        streams = anyio.create_memory_object_stream(READY_FRAMES)
-        ready, received = streams
         failure: Exception | None = None
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(self._produce, ready)
+            task_group.start_soon(self._produce)
             if self._ping is not None:
-                task_group.start_soon(self._pinger, send, task_group.cancel_scope)
+                task_group.start_soon(self._pinger)
+            if self._send_timeout is not None:
+                task_group.start_soon(self._watch, self._send_timeout)
             try:
-                await self._send_received(send, received)
+                await self._send_frames(send)
             except Exception as error:  # raised below, alone, not in an exception group
                 failure = error
-            task_group.cancel_scope.cancel()  # the pinger (the producer has ended, or fails)
+            task_group.cancel_scope.cancel()  # the timers (the producer has ended, or fails)
             if self._failure is not None and self._group_failures:
                 raise self._failure
-        failure = failure or self._ping_failure or self._failure
+        failure = failure or self._failure
         if failure is not None:  # the frames before it were sent: the body ends unfinished
             raise failure
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _produce(self, ready: MemoryObjectSendStream[bytes]) -> None:
+    # --- the producer: the generator's frames into the queue, within the bound ---------------
+
+    async def _produce(self) -> None:
         try:
             async for content in self.body_iterator:
                 chunk = content if isinstance(content, bytes) else _as_bytes(content, self.charset)
-                try:  # no checkpoint per frame: a burst is produced whole, then sent
-                    ready.send_nowait(chunk)
-                except anyio.WouldBlock:
-                    await ready.send(chunk)
+                self._put(chunk)  # no checkpoint per frame: a burst is produced whole, then sent
+                if self._full():
+                    self._writable = anyio.Event()
+                    await self._writable.wait()
         except Exception as error:  # raised by the response once the frames before are sent
             self._failure = error
         finally:
-            ready.close()  # the sender sends what it holds, then ends
+            self._produced = True
+            self._wake_sender()  # it sends what the queue holds, then ends
             with anyio.CancelScope(shield=True):
                 await _close(self.body_iterator, self._items)
 
-    async def _send_received(self, send: Send, received: MemoryObjectReceiveStream[bytes]) -> None:
-        try:
-            while True:
-                try:
-                    chunk = await received.receive()
-                except anyio.EndOfStream:
+    def _put(self, chunk: bytes) -> None:
+        self._frames.append(chunk)
+        self._queued += len(chunk)
+        self._wake_sender()
+
+    def _full(self) -> bool:
+        """Whether the generator must wait before its next item.
+
+        It waits while `READY_FRAMES` frames are queued, or while the bytes waiting to be sent
+        and those uvicorn's transport buffer holds reach `buffer_bytes`; never when nothing
+        waits to be sent (the server's flow control then makes the next send wait).
+        """
+        if len(self._frames) >= READY_FRAMES:
+            return True
+        waiting = self._queued + self._unsent
+        if not waiting:
+            return False
+        buffered = self._connection.buffered() if self._connection is not None else 0
+        return waiting + buffered >= self._buffer_bytes
+
+    def _wake_producer(self) -> None:
+        if self._writable is not None and not self._full():
+            self._writable.set()
+            self._writable = None
+
+    def _wake_sender(self) -> None:
+        if self._readable is not None:
+            self._readable.set()
+            self._readable = None
+
+    # --- the sender: the only task that calls send -------------------------------------------
+
+    async def _send_frames(self, send: Send) -> None:
+        while True:
+            if not self._frames:
+                if self._produced:
                     return
-                batch = [chunk]
-                while len(batch) < READY_FRAMES:
-                    try:
-                        batch.append(received.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                await self._send_body(send, batch[0] if len(batch) == 1 else b"".join(batch))
+                self._readable = anyio.Event()
+                await self._readable.wait()
+                continue
+            body = self._take()
+            self._wake_producer()
+            if len(body) <= PIECE_BYTES:
+                await self._send_body(send, body)
+            else:  # each piece copied once, the frame held until its last piece is sent
+                for start in range(0, len(body), PIECE_BYTES):
+                    await self._send_body(send, body[start : start + PIECE_BYTES])
+            self._wake_producer()
+
+    def _take(self) -> bytes:
+        """Take the next body from the queue: the frames ready together, up to `PIECE_BYTES`."""
+        frames = self._frames
+        body = frames.popleft()
+        size = len(body)
+        if frames and size < PIECE_BYTES:
+            batch = [body]
+            while frames and size + len(frames[0]) <= PIECE_BYTES:
+                batch.append(frames.popleft())
+                size += len(batch[-1])
+            if len(batch) > 1:
+                body = b"".join(batch)
+        self._queued -= size
+        self._unsent = size
+        return body
+
+    async def _send_body(self, send: Send, body: bytes) -> None:
+        message: Message = {"type": "http.response.body", "body": body, "more_body": True}
+        self._sending = True
+        try:
+            if self._send_timeout is None:
+                await send(message)
+            else:
+                await self._send_watched(send, message)
         finally:
-            received.close()
+            self._sending = False
+            self._unsent -= len(body)
+            self._last_sent = time.monotonic()
 
-    async def _pinger(self, send: Send, scope: anyio.CancelScope) -> None:
-        """Send a ping whenever `ping_interval` passes without a send (one timer per interval).
+    async def _send_watched(self, send: Send, message: Message) -> None:
+        self._sends += 1
+        self._send_started = time.monotonic()
+        if self._watch_wake is not None:
+            self._watch_wake.set()
+            self._watch_wake = None
+        with anyio.CancelScope() as scope:
+            self._send_scope = scope
+            await send(message)
+        self._send_scope = None
+        if scope.cancelled_caught:
+            raise SendTimeout(
+                f"orjson_dispatch: the client took nothing for {self._send_timeout} s "
+                "(send_timeout): the stream was ended and its generator closed"
+            )
 
-        A ping is one body message, never sent while a body is being sent (a slow client's
-        send waits then, as under FastAPI, whose producer and consumer wait too); a body sent
-        while a ping waits for the socket leaves after it (uvicorn wakes waiting sends in
-        order).
+    # --- the timers ---------------------------------------------------------------------------
+
+    async def _pinger(self) -> None:
+        """Queue a ping whenever `ping_interval` passes without a send (one timer per interval).
+
+        A ping is queued only when nothing is being sent or waits to be (a slow client's send
+        waits then, as under FastAPI, whose producer and consumer wait too); the sender sends
+        it as any frame, so there is never a second send beside the first.
         """
         assert self._ping is not None
         while True:
             wait = self._last_sent + self._ping_interval - time.monotonic()
             if wait > 0:
                 await anyio.sleep(wait)
-            elif self._sending:
+            elif self._sending or self._frames:
                 await anyio.sleep(self._ping_interval)
             else:
-                try:
-                    await self._send_body(send, self._ping)
-                except SendTimeout as error:
-                    self._ping_failure = error
-                    scope.cancel()
-                    return
+                self._put(self._ping)
+                self._last_sent = time.monotonic()
 
-    async def _send_body(self, send: Send, body: bytes) -> None:
-        self._sending = True
-        try:
-            if self._send_timeout is None:
-                await send({"type": "http.response.body", "body": body, "more_body": True})
-                return
-            for start in range(0, len(body), PIECE_BYTES):
-                piece = body[start : start + PIECE_BYTES] if len(body) > PIECE_BYTES else body
-                with anyio.move_on_after(self._send_timeout) as waited:
-                    await send({"type": "http.response.body", "body": piece, "more_body": True})
-                if waited.cancelled_caught:
-                    raise SendTimeout(
-                        f"orjson_dispatch: the client took nothing for {self._send_timeout} s "
-                        "(send_timeout): the stream was ended and its generator closed"
-                    )
-        finally:
-            self._sending = False
-            self._last_sent = time.monotonic()
+    async def _watch(self, timeout: float) -> None:
+        """End the send of a client that takes nothing for `timeout` seconds.
+
+        While a send waits, the bytes the transport and the kernel hold unacknowledged
+        (`Connection.unacknowledged`) are read every sampling interval (`timeout / n`, n the
+        smallest count making it at most `SAMPLE_INTERVAL`): they fall whenever the client
+        takes bytes. When they stay as they are over `timeout` (or, where they cannot be read,
+        when one send waits `timeout`), the send is cancelled. The watch sleeps while nothing
+        is sent.
+        """
+        interval = timeout / math.ceil(timeout / SAMPLE_INTERVAL)
+        seen, baseline, since = 0, None, 0.0
+        while True:
+            if not self._sending:
+                self._watch_wake = anyio.Event()
+                await self._watch_wake.wait()
+            await anyio.sleep(interval)
+            if not self._sending:
+                continue
+            now = time.monotonic()
+            held = self._connection.unacknowledged() if self._connection is not None else None
+            if self._sends != seen:  # another send: nothing of the last one's to compare with
+                seen, baseline, since = self._sends, held, self._send_started
+            elif held is not None and baseline is not None and held < baseline:
+                baseline, since = held, now
+            if now - since >= timeout and self._send_scope is not None:
+                self._send_scope.cancel()
 
 
 def _as_bytes(content: Any, charset: str) -> bytes:
@@ -250,6 +357,7 @@ def build_stream(
             json_line_frame(encode),
             media_type=JSON_LINES,
             send_timeout=settings.send_timeout,
+            buffer_bytes=settings.buffer_bytes,
             status_code=status_code,
             headers=headers,
         )
@@ -260,6 +368,7 @@ def build_stream(
         ping=_fastapi.keepalive_comment(),
         ping_interval=settings.ping_interval or _fastapi.ping_interval(),
         send_timeout=settings.send_timeout,
+        buffer_bytes=settings.buffer_bytes,
         group_failures=True,
         status_code=status_code,
         headers=headers,
