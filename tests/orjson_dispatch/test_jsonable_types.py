@@ -8,19 +8,12 @@ import array
 import collections
 import datetime as dt
 import enum
+import ipaddress
 import re
 import types
 import uuid
 from collections.abc import Iterator, KeysView, Mapping
 from decimal import Decimal
-from ipaddress import (
-    IPv4Address,
-    IPv4Interface,
-    IPv4Network,
-    IPv6Address,
-    IPv6Interface,
-    IPv6Network,
-)
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -81,12 +74,12 @@ _TABLE: dict[type[Any], st.SearchStrategy[Any]] = {
     frozenset: st.frozensets(st.integers(-5, 5), max_size=3),
     collections.deque: _ints.map(collections.deque),
     types.GeneratorType: _ints.map(Items),
-    IPv4Address: st.ip_addresses(v=4),
-    IPv4Interface: st.ip_addresses(v=4).map(IPv4Interface),
-    IPv4Network: st.just(IPv4Network("192.0.2.0/24")),
-    IPv6Address: st.ip_addresses(v=6),
-    IPv6Interface: st.ip_addresses(v=6).map(IPv6Interface),
-    IPv6Network: st.just(IPv6Network("2001:db8::/32")),
+    ipaddress.IPv4Address: st.ip_addresses(v=4),
+    ipaddress.IPv4Interface: st.ip_addresses(v=4).map(ipaddress.IPv4Interface),
+    ipaddress.IPv4Network: st.just(ipaddress.IPv4Network("192.0.2.0/24")),
+    ipaddress.IPv6Address: st.ip_addresses(v=6),
+    ipaddress.IPv6Interface: st.ip_addresses(v=6).map(ipaddress.IPv6Interface),
+    ipaddress.IPv6Network: st.just(ipaddress.IPv6Network("2001:db8::/32")),
     NameEmail: st.just(NameEmail("Ann", "ann@example.com")),
     Path: _text.map(Path),
     re.Pattern: st.sampled_from(["a+", "[0-9]{2}"]).map(re.compile),

@@ -28,7 +28,7 @@ from tests.orjson_dispatch.oracles import (
 )
 from tests.orjson_dispatch.samples import ITEM
 from tests.orjson_dispatch.strategies import examples
-from tests.orjson_dispatch.strategies.http_cases import ROUTE_FLAGS, TypedCase, describe
+from tests.orjson_dispatch.strategies.http_cases import ROUTE_FLAGS, TypedCase, note_case
 from tests.orjson_dispatch.strategies.http_cases import typed_cases as typed_http_cases
 from tests.orjson_dispatch.strategies.untyped import untyped_values
 from tests.orjson_dispatch.versions import FASTAPI_DUMPS_JSON
@@ -102,8 +102,7 @@ def test_untyped_route_ignores_the_response_model_settings(
 @settings(max_examples=examples(150))
 @given(case=typed_http_cases())
 def test_typed_value_answers_like_fastapi(case: TypedCase) -> None:
-    for line in describe(case):
-        note(line)
+    note_case(case)
     value = case.returned.value
     fastapi_route = case.route("/fastapi", value, decorate=False)
     routes = [

@@ -2,7 +2,7 @@
 dependencies, documents it, and calls it whatever its shape, as without ``@dispatch``.
 
 Functions keep their name, docstring, signature and (string) annotations; partials, callable
-objects (annotations evaluated or postponed, ``postponed_endpoints.py``), async wrappers, a
+objects (annotations evaluated or postponed, ``callable_endpoints.py``), async wrappers, a
 second ``@dispatch`` and a route class applying ``dispatch`` are served as FastAPI serves them;
 parameters, dependencies (with yield) and HTTP exceptions behave as under FastAPI; the OpenAPI
 document is the same; a plain Starlette route's endpoint takes the request.
@@ -28,7 +28,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from orjson_dispatch import dispatch
-from tests.orjson_dispatch import postponed_endpoints
+from tests.orjson_dispatch import callable_endpoints
 from tests.orjson_dispatch.apps import Ask, Decorate, Twin
 from tests.orjson_dispatch.compare import assert_answers_alike, assert_equivalent, assert_identical
 from tests.orjson_dispatch.samples import ITEM, Item, NewItem, current_user, openapi_endpoints
@@ -131,20 +131,7 @@ def test_string_annotations_from_future_import(tmp_path: Path, ask: Ask) -> None
 # --- endpoints that are not plain functions -------------------------------------------------------
 
 
-def item(prefix: str, q: int = 1) -> Item:
-    """Read an item."""
-    return Item(name=f"{prefix}{q}", price=q)
-
-
-class AsyncItem:
-    async def __call__(self, q: int = 1) -> Item:
-        return Item(name=f"async{q}", price=q)
-
-
-class SyncItem:
-    def __call__(self, q: int = 1) -> Item:
-        return Item(name=f"sync{q}", price=q)
-
+EVALUATED, POSTPONED = callable_endpoints, callable_endpoints.postponed()
 
 # What FastAPI itself cannot serve before these releases: nothing to compare with.
 _EVALUATES = pytest.mark.skipif(
@@ -161,12 +148,12 @@ _AWAITS_CALL = pytest.mark.skipif(
 @pytest.mark.parametrize(
     "endpoint",
     [
-        pytest.param(postponed_endpoints.ITEM_PARTIAL, id="postponed-partial", marks=_EVALUATES),
-        pytest.param(postponed_endpoints.AsyncItem(), id="postponed-async-call", marks=_EVALUATES),
-        pytest.param(postponed_endpoints.SyncItem(), id="postponed-sync-call", marks=_EVALUATES),
-        pytest.param(functools.partial(item, "partial"), id="partial"),
-        pytest.param(AsyncItem(), id="async-call", marks=_AWAITS_CALL),
-        pytest.param(SyncItem(), id="sync-call"),
+        pytest.param(POSTPONED.ITEM_PARTIAL, id="postponed-partial", marks=_EVALUATES),
+        pytest.param(POSTPONED.AsyncItem(), id="postponed-async-call", marks=_EVALUATES),
+        pytest.param(POSTPONED.SyncItem(), id="postponed-sync-call", marks=_EVALUATES),
+        pytest.param(EVALUATED.ITEM_PARTIAL, id="partial"),
+        pytest.param(EVALUATED.AsyncItem(), id="async-call", marks=_AWAITS_CALL),
+        pytest.param(EVALUATED.SyncItem(), id="sync-call"),
     ],
 )
 def test_partial_and_callable_object_endpoints_are_served_as_fastapi_serves_them(

@@ -61,7 +61,7 @@ from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.http_cases import (
     ENCODER_OPTIONS,
     TypedCase,
-    describe,
+    note_case,
     typed_cases,
 )
 from tests.orjson_dispatch.strategies.leaves import contains_numpy
@@ -111,8 +111,7 @@ def test_dumps_typed_matches_pydantic_dump_json(
 @settings(max_examples=examples(500))
 @given(case=typed_cases())
 def test_typed_endpoint_answers_like_fastapi_typed_path(case: TypedCase) -> None:
-    for line in describe(case):
-        note(line)
+    note_case(case)
     value = case.returned.value
     routes = [
         case.route("/fastapi", value, decorate=False),

@@ -30,9 +30,6 @@ from orjson_dispatch import (
     dumps,
 )
 
-version: str = orjson_dispatch.__version__
-public: list[str] = orjson_dispatch.__all__
-
 
 class Item(BaseModel):
     id: int

@@ -19,7 +19,6 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol as UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-import uvicorn_keepalive
 from uvicorn_keepalive import (
     H11Protocol,
     KeepaliveSettings,
@@ -29,9 +28,6 @@ from uvicorn_keepalive import (
     socket_factory,
     socket_options,
 )
-
-version: str = uvicorn_keepalive.__version__
-public: list[str] = uvicorn_keepalive.__all__
 
 # The two classes are uvicorn's own protocol classes, usable wherever those are.
 httptools_class: type[HttpToolsProtocol] = Protocol

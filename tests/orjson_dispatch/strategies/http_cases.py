@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import reprlib
-from collections.abc import Iterator
 from typing import Any
 
+from hypothesis import note
 from hypothesis import strategies as st
 
 from orjson_dispatch import dispatch
@@ -145,15 +145,15 @@ def typed_cases(draw: st.DrawFn) -> TypedCase:
     )
 
 
-def describe(case: TypedCase) -> Iterator[str]:
-    """Lines telling what ``case`` is, for ``hypothesis.note``."""
-    yield f"declared {case.declared}: {case.spec.annotation!r} options={case.options}"
-    yield f"endpoint: {case.shape}"
+def note_case(case: TypedCase) -> None:
+    """Tell hypothesis what ``case`` is (``hypothesis.note``: shown with a failing example)."""
+    note(f"declared {case.declared}: {case.spec.annotation!r} options={case.options}")
+    note(f"endpoint: {case.shape}")
     if case.spec.model is not None:
-        yield f"config: {case.spec.model.model_config}"
-        yield f"fields: {case.spec.model.model_fields}"
-        yield f"computed: {case.spec.model.model_computed_fields}"
-    yield f"returned ({case.returned.how}): {short_repr(case.returned.value)}"
+        note(f"config: {case.spec.model.model_config}")
+        note(f"fields: {case.spec.model.model_fields}")
+        note(f"computed: {case.spec.model.model_computed_fields}")
+    note(f"returned ({case.returned.how}): {short_repr(case.returned.value)}")
 
 
 _REPR = reprlib.Repr()
