@@ -266,6 +266,41 @@ def test_uvicorn_run_pickles_the_public_class_into_two_workers(servers: list[Ser
     assert_served_with_idle(port, idle=47)
 
 
+# A server library's start: its settings validated (a ValueError reported its own way), then
+# its own uvicorn.Config with the user's http= choice, keepalive kept.
+LIBRARY = (
+    "import sys, uvicorn, uvicorn_keepalive\n"
+    "try:\n"
+    "    http = uvicorn_keepalive.protocol(http=sys.argv[1])\n"
+    "except ValueError as exc:\n"
+    "    sys.exit(f'mylib: bad setting: {exc}')\n"
+    f"config = uvicorn.Config({OPTIONS_APP!r}, host='127.0.0.1', port=0, http=http)\n"
+    "uvicorn.Server(config).run()\n"
+)
+
+
+@pytest.mark.parametrize("http", ["auto", "h11", "httptools"])
+def test_a_library_embedding_protocol_keeps_the_users_http(
+    servers: list[Server], http: str
+) -> None:
+    server = Server([sys.executable, "-c", LIBRARY, http], ENVIRONMENT)
+    servers.append(server)
+    port = int(server.wait_for(RUNNING)[1])
+    assert connection_options(port) == expected(41, 7, 4)
+
+
+def test_a_library_embedding_protocol_gets_a_value_error_before_any_server(
+    servers: list[Server],
+) -> None:
+    server = Server([sys.executable, "-c", LIBRARY, "auto"], {"UVICORN_KEEPALIVE_COUNT": "0"})
+    servers.append(server)
+    assert server.wait_exit() == 1
+    assert (
+        server.stderr
+        == "mylib: bad setting: UVICORN_KEEPALIVE_COUNT='0' is out of range: 1 to 127 probes\n"
+    )
+
+
 def gunicorn(*args: str) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "--bind", "127.0.0.1:0", "--workers", "1", *args]
 

@@ -67,8 +67,9 @@ def test_public_classes_apply_the_settings_read_at_their_lookup(loop: str, name:
 @pytest.mark.parametrize("loop", LOOPS)
 @pytest.mark.parametrize("http", ["httptools", "h11"])
 def test_protocol_factory_applies_its_settings(loop: str, http: str) -> None:
-    cls = protocol(idle=17, interval=3, count=9, http=http)  # type: ignore[call-overload]
+    cls = protocol(idle=17, interval=3, count=9, http=http)
     base = uvicorn_keepalive.Protocol if http == "httptools" else uvicorn_keepalive.H11Protocol
+    assert isinstance(cls, type)
     assert issubclass(cls, base)
     with running_server(http=cls, loop=loop) as running:
         client, response = get(running.port)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import os
@@ -12,6 +13,8 @@ import sys
 from collections.abc import Callable
 
 import pytest
+from uvicorn.protocols.http.h11_impl import H11Protocol as UvicornH11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_keepalive._settings import OPTIONS, Fields
 
 import uvicorn_keepalive
@@ -165,8 +168,73 @@ def test_fields_replace_those_of_the_given_settings() -> None:
 def test_protocol_rejects_bad_values_when_called() -> None:
     with pytest.raises(ValueError, match=r"^interval=0 is out of range: 1 to 32767 seconds$"):
         protocol(interval=0)
-    with pytest.raises(ValueError, match=r'^http must be "httptools" or "h11"'):
-        protocol(http="zttp")  # type: ignore[call-overload]
+
+
+class OwnProtocol(HttpToolsProtocol):
+    """A server's own protocol class, derived from uvicorn's."""
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools", "auto", "zttp", "app:Protocol", OwnProtocol])
+def test_a_bad_setting_raises_whatever_http_is(http: str | type[asyncio.Protocol]) -> None:
+    with pytest.raises(ValueError, match=r"^count=0 is out of range: 1 to 127 probes$"):
+        protocol(count=0, http=http)
+
+
+def test_http_names_and_uvicorn_classes_get_keepalive() -> None:
+    settings = KeepaliveSettings(idle=27)
+    httptools, h11 = protocol(settings), protocol(settings, http="h11")
+    assert issubclass(httptools, uvicorn_keepalive.Protocol)
+    assert issubclass(h11, uvicorn_keepalive.H11Protocol)
+    assert protocol(settings, http=HttpToolsProtocol) is httptools
+    assert protocol(settings, http=UvicornH11Protocol) is h11
+    # "auto" is what uvicorn's "auto" is: httptools, a dependency of this package.
+    assert protocol(settings, http="auto") is httptools
+
+
+def test_auto_is_resolved_by_uvicorns_own_table() -> None:
+    # Without httptools, uvicorn's "auto" is h11 (uvicorn/protocols/http/auto.py): hidden
+    # here after the package imported it, before uvicorn's "auto" module is imported.
+    script = (
+        "import sys, uvicorn_keepalive\n"
+        "sys.modules['httptools'] = None\n"
+        "cls = uvicorn_keepalive.protocol(idle=31, http='auto')\n"
+        "print(cls.__name__, issubclass(cls, uvicorn_keepalive.H11Protocol))\n"
+    )
+    result = run("-c", script)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == "H11Protocol(idle=31, interval=10, count=3, nodelay=True) True\n"
+
+
+def test_a_class_of_the_package_is_kept_with_its_own_settings() -> None:
+    own = protocol(idle=41)
+    assert protocol(idle=42, http=own) is own
+    assert protocol(idle=42, http=uvicorn_keepalive.H11Protocol) is uvicorn_keepalive.H11Protocol
+
+
+@pytest.mark.parametrize("http", ["zttp", OwnProtocol])
+def test_another_protocol_is_kept_without_keepalive_and_said(
+    http: str | type[asyncio.Protocol], logs: pytest.LogCaptureFixture
+) -> None:
+    logs.set_level(logging.WARNING, logger=LOGGER)
+    assert protocol(idle=43, http=http) is http
+    [record] = logs.records
+    assert record.getMessage() == (
+        f"TCP keepalive: http={http!r} is neither httptools nor h11: served without"
+    )
+
+
+def test_an_import_string_is_left_to_uvicorn(logs: pytest.LogCaptureFixture) -> None:
+    logs.set_level(logging.DEBUG, logger=LOGGER)
+    assert protocol(idle=44, http="uvicorn_keepalive:Protocol") == "uvicorn_keepalive:Protocol"
+    assert protocol(idle=44, http="no_such_module:Nothing") == "no_such_module:Nothing"
+    assert logs.records == []
+
+
+def test_the_options_table_names_the_settings_fields() -> None:
+    # A new option is its row in OPTIONS and its field; the typed keywords must follow.
+    names = [option.name for option in OPTIONS]
+    assert names == [field.name for field in dataclasses.fields(KeepaliveSettings)]
+    assert names == list(Fields.__annotations__)
 
 
 def test_without_settings_a_bad_variable_is_raised_when_called(
@@ -274,13 +342,6 @@ def test_check_is_the_only_command() -> None:
     result = run("-m", "uvicorn_keepalive")
     assert result.returncode == 1
     assert result.stderr.startswith("usage: python -m uvicorn_keepalive --check\n")
-
-
-def test_the_options_table_names_the_settings_fields() -> None:
-    # A new option is its row in OPTIONS and its field; the typed keywords must follow.
-    names = [option.name for option in OPTIONS]
-    assert names == [field.name for field in dataclasses.fields(KeepaliveSettings)]
-    assert names == list(Fields.__annotations__)
 
 
 def test_settings_pickle() -> None:

@@ -2,15 +2,23 @@
 
 from typing import TYPE_CHECKING
 
-from uvicorn_keepalive._protocol import BASES, protocol
+from uvicorn_keepalive._protocol import PUBLIC, protocol
 from uvicorn_keepalive._settings import STARTUP_FAILURE, KeepaliveSettings, environment, logger
 from uvicorn_keepalive._socket import plan, set_keepalive, socket_factory, socket_options
 
 if TYPE_CHECKING:
     from uvicorn_keepalive._protocol import H11Protocol, Protocol
 
-__all__ = ["H11Protocol", "KeepaliveSettings", "Protocol", "__version__", "protocol",
-           "set_keepalive", "socket_factory", "socket_options"]  # fmt: skip
+__all__ = [
+    "H11Protocol",
+    "KeepaliveSettings",
+    "Protocol",
+    "__version__",
+    "protocol",
+    "set_keepalive",
+    "socket_factory",
+    "socket_options",
+]
 __version__ = "0.1.0.dev0"
 
 
@@ -19,13 +27,13 @@ if not TYPE_CHECKING:  # type checkers see the classes imported above, and no ot
     def __getattr__(name: str) -> type:
         # The import reads no variable: the public classes do at their first lookup, which
         # uvicorn's --http makes at startup; a bad variable ends the process there.
-        if name not in ("Protocol", "H11Protocol"):
+        if name not in PUBLIC:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         try:
             settings = environment()
         except ValueError as exc:
             logger.error("%s", exc)
             raise SystemExit(STARTUP_FAILURE) from None
-        globals()[name] = cls = BASES["h11" if name == "H11Protocol" else "httptools"]
+        globals()[name] = cls = PUBLIC[name]
         cls.keepalive, cls._plan = settings, plan(settings)
         return cls

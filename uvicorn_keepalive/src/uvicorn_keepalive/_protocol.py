@@ -7,6 +7,8 @@ import asyncio
 import functools
 from typing import TYPE_CHECKING, ClassVar, Literal, overload
 
+from uvicorn.config import HTTP_PROTOCOLS
+from uvicorn.importer import import_from_string
 from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -43,7 +45,8 @@ class Protocol(_Keepalive, HttpToolsProtocol):
     """uvicorn's httptools protocol applying the environment's settings to each TCP connection.
 
     Read at the first lookup of ``uvicorn_keepalive.Protocol`` (``--http``'s, at startup): a
-    bad variable is logged at ERROR and ends the process with status 3.
+    bad variable is logged at ERROR and ends the process with status 3. A library calls
+    `protocol` instead, which raises ValueError.
     """
 
 
@@ -51,17 +54,17 @@ class H11Protocol(_Keepalive, _UvicornH11Protocol):
     """uvicorn's h11 protocol applying the settings: the same as `Protocol` otherwise."""
 
 
-BASES: dict[str, type[_Keepalive]] = {"httptools": Protocol, "h11": H11Protocol}  # by http=
+#: The public classes by name, each on the uvicorn class it extends (its last base).
+PUBLIC = {cls.__name__: cls for cls in (Protocol, H11Protocol)}
 Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"  # pickled by public name
 
 
 @functools.cache
-def _subclass(http: str, settings: KeepaliveSettings) -> type[_Keepalive]:
+def _subclass(base: type[_Keepalive], settings: KeepaliveSettings) -> type[_Keepalive]:
     fields = ", ".join(f"{k}={v}" for k, v in vars(settings).items() if v is not None)
-    name, base = f"{BASES[http].__name__}({fields})", BASES[http]
-    namespace = {"__module__": __name__, "__qualname__": name, "__doc__": base.__doc__,
-                 "_announced": False}  # fmt: skip
-    cls: type[_Keepalive] = type(name, (base,), namespace)
+    name = f"{base.__name__}({fields})"
+    namespace = {"__module__": __name__, "__qualname__": name, "__doc__": base.__doc__}
+    cls: type[_Keepalive] = type(name, (base,), {**namespace, "_announced": False})
     cls.keepalive, cls._plan = settings, plan(settings)
     return cls
 
@@ -70,31 +73,56 @@ def __getattr__(name: str) -> type[_Keepalive]:
     # Unpickling a class of protocol() in a worker that uvicorn spawns: pickle refers to it
     # by this module and its name, which holds its settings.
     base, _, fields = name.partition("(")
-    http = {"Protocol": "httptools", "H11Protocol": "h11"}.get(base)
-    if http is None or not fields.endswith(")"):
+    if base not in PUBLIC or not fields.endswith(")"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     pairs = (field.split("=") for field in fields[:-1].split(", "))
-    return _subclass(http, KeepaliveSettings(**{k: ast.literal_eval(v) for k, v in pairs}))
+    return _subclass(PUBLIC[base], KeepaliveSettings(**{k: ast.literal_eval(v) for k, v in pairs}))
+
+
+Given = KeepaliveSettings | None  # the positional settings, as KeepaliveSettings says
+Http = str | type[asyncio.Protocol]  # what uvicorn.Config takes as http=
 
 
 @overload
 def protocol(
-    settings: KeepaliveSettings | None = ..., /, *, http: Literal["h11"], **fields: Unpack[Fields]
+    _: Given = ..., /, *, http: Literal["h11"], **f: Unpack[Fields]
 ) -> type[H11Protocol]: ...
 @overload
 def protocol(
-    settings: KeepaliveSettings | None = ..., /, *, http: Literal["httptools"] = ...,
-    **fields: Unpack[Fields],
-) -> type[Protocol]: ...  # fmt: skip
+    _: Given = ..., /, *, http: Literal["httptools"] = ..., **f: Unpack[Fields]
+) -> type[Protocol]: ...
+@overload
 def protocol(
-    settings: KeepaliveSettings | None = None, /, *, http: str = "httptools",
-    **fields: Unpack[Fields],
-) -> type[_Keepalive]:  # fmt: skip
-    """A subclass of `Protocol` (``http="h11"``: of `H11Protocol`) with these settings.
+    _: Given = ..., /, *, http: Http, **f: Unpack[Fields]
+) -> type[asyncio.Protocol] | str: ...
+def protocol(
+    settings: Given = None, /, *, http: Http = "httptools", **fields: Unpack[Fields]
+) -> type[asyncio.Protocol] | str:
+    """The protocol class for ``uvicorn.Config(http=...)``: ``http`` with these settings.
 
-    Settings as `KeepaliveSettings` says. The same settings give the same class; it pickles
-    by its name, which holds them, so uvicorn's ``workers > 1`` rebuilds it in each worker.
+    Settings as `KeepaliveSettings` says, validated first whatever ``http`` is: a bad one
+    raises ValueError or TypeError naming it, never SystemExit. ``http`` is what uvicorn
+    takes, and what it names is kept:
+
+    - ``"httptools"``, ``"h11"``, ``"auto"`` (resolved as uvicorn resolves it: httptools
+      where it imports, else h11) or one of uvicorn's two classes: a subclass of `Protocol`
+      or `H11Protocol` with the settings. The same settings give the same class; it pickles
+      by its name, which holds them, so uvicorn's ``workers > 1`` rebuilds it in each worker.
+    - A class of this package (`Protocol`, a class of this function, a subclass): as given,
+      with its own settings.
+    - Any other class or name (``"zttp"``): as given, without keepalive, said at WARNING;
+      an import string (``"module:attribute"``): as given, for uvicorn to import.
     """
-    if http not in BASES:
-        raise ValueError(f'http must be "httptools" or "h11", got {http!r}')
-    return _subclass(http, resolve(settings, fields))
+    settings = resolve(settings, fields)
+    if isinstance(http, type) and issubclass(http, _Keepalive):
+        return http
+    try:  # a name by uvicorn's own table, whose "auto" is httptools where it imports, else h11
+        served_by = import_from_string(HTTP_PROTOCOLS[http]) if isinstance(http, str) else http
+    except (KeyError, ImportError):  # an import string, or a protocol that does not import
+        served_by = None
+    for base in PUBLIC.values():
+        if served_by is base.__bases__[-1]:
+            return _subclass(base, settings)
+    if not isinstance(http, str) or http in HTTP_PROTOCOLS:
+        logger.warning("TCP keepalive: http=%r is neither httptools nor h11: served without", http)
+    return http

@@ -1,4 +1,4 @@
-"""The settings, one row each; validated; the environment, read once per process; the logger."""
+"""The options, one row each; the settings, validated; the environment, read once per process."""
 
 from __future__ import annotations
 
@@ -17,9 +17,8 @@ STARTUP_FAILURE = 3
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    # One setting: a field of KeepaliveSettings (a bool is a switch, True setting 1; an int is
-    # 1 to `high` `unit`), read from the variable prefix + NAME, set with the first of
-    # `constants` that the socket module has.
+    # A setting: its KeepaliveSettings field (a bool is a switch, True setting 1; an int is 1 to
+    # `high` `unit`), its variable prefix + NAME, set by the first of `constants` socket has.
     name: str
     constants: str
     high: int
@@ -33,14 +32,13 @@ class Option:
         return isinstance(_DEFAULTS[self.name], bool)
 
     def check(self, value: object, given: str = "") -> None:
-        # TypeError or ValueError naming ``given`` (else name=value) unless ``value`` fits.
+        # TypeError, or ValueError naming ``given`` (else name=value), unless ``value`` fits.
         if value is None and _DEFAULTS[self.name] is None:  # unset
             return
-        if self.switch and not isinstance(value, bool):
-            raise TypeError(f"{self.name} must be a bool, got {value!r}")
-        if not self.switch and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{self.name} must be an int ({self.unit}), got {value!r}")
-        if not self.switch and not 1 <= value <= self.high:  # type: ignore[operator]
+        if self.switch != isinstance(value, bool) or not isinstance(value, int):
+            expected = "a bool" if self.switch else f"an int ({self.unit})"
+            raise TypeError(f"{self.name} must be {expected}, got {value!r}")
+        if not self.switch and not 1 <= value <= self.high:
             given = given or f"{self.name}={value}"
             raise ValueError(f"{given} is out of range: 1 to {self.high} {self.unit}")
 
@@ -57,7 +55,7 @@ OPTIONS = (
 )
 
 
-class Fields(TypedDict, total=False):  # KeepaliveSettings' fields: the settings' signature
+class Fields(TypedDict, total=False):  # KeepaliveSettings' fields, for typed keywords
     idle: int
     interval: int
     count: int
@@ -95,7 +93,7 @@ class KeepaliveSettings:
         return self.idle + self.interval * self.count
 
     def __str__(self) -> str:
-        said: dict[bool, list[str]] = {False: [], True: []}  # by switch
+        said: dict[bool, list[str]] = {False: [], True: []}  # the switches after a semicolon
         for option in OPTIONS:
             value = getattr(self, option.name)
             if option.switch:
@@ -117,8 +115,8 @@ class KeepaliveSettings:
         """
         environ = os.environ if environ is None else environ
         variables = {prefix + option.name.upper(): option for option in OPTIONS}
-        for unknown in sorted(set(environ) - set(variables)):
-            if unknown.startswith(prefix):
+        for unknown in sorted(name for name in environ if name.startswith(prefix)):
+            if unknown not in variables:
                 known = ", ".join(variables)
                 logger.warning(
                     "%s is not a setting and is ignored; the settings are %s", unknown, known
@@ -137,8 +135,6 @@ class KeepaliveSettings:
 
 
 _DEFAULTS = {field.name: field.default for field in dataclasses.fields(KeepaliveSettings)}
-
-
 #: `KeepaliveSettings.from_environment` of ``os.environ``, read once per process.
 environment = functools.cache(KeepaliveSettings.from_environment)
 
