@@ -18,8 +18,12 @@ pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Eve
 
 from anthropic.types import RawMessageStreamEvent
 from pydantic import TypeAdapter
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
 
-from orjson_dispatch import DispatchRoute
+from orjson_dispatch import DispatchRoute, json_lines, server_sent_events
 from tests.orjson_dispatch.apps import UNTYPED, LiveServer, Twin
 from tests.orjson_dispatch.sdk_corpus import (
     BUILT,
@@ -103,3 +107,50 @@ def test_chunk_stream_over_a_real_server(
         assert len(lines) == len(items)
         for line, expected in zip(lines, fastapi.splitlines(keepends=True), strict=True):
             assert_same_line(line, expected)
+
+
+@pytest.mark.parametrize("built", BUILT)
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "untyped"])
+def test_a_hand_built_stream_moved_to_the_helpers_sends_the_same_bytes(
+    built: Built, typed: bool, live_server: LiveServer
+) -> None:
+    """A model server's hand-built streams of ``model_dump_json()``, and the helpers' own.
+
+    ``server_sent_events(bare=True)`` and ``json_lines`` send the same status line, headers (in
+    the same order) and body over uvicorn, read to the chunked terminator.
+    """
+    items = [build(ChatCompletionChunk, data, built) for data in chat_chunks(count=64)]
+    model: dict[str, Any] = {"response_model": ChatCompletionChunk} if typed else {}
+
+    async def hand_built_events(request: Request) -> StreamingResponse:
+        return StreamingResponse(
+            (f"data: {c.model_dump_json()}\n\n" for c in items), media_type="text/event-stream"
+        )
+
+    async def hand_built_lines(request: Request) -> StreamingResponse:
+        return StreamingResponse(
+            (c.model_dump_json() + "\n" for c in items), media_type="application/x-ndjson"
+        )
+
+    async def helper_events(request: Request) -> StreamingResponse:
+        return server_sent_events(items, **model, bare=True)
+
+    async def helper_lines(request: Request) -> StreamingResponse:
+        return json_lines(items, **model, media_type="application/x-ndjson")
+
+    base_url = live_server(
+        Starlette(
+            routes=[
+                Route("/hand-built/events", hand_built_events),
+                Route("/hand-built/lines", hand_built_lines),
+                Route("/helper/events", helper_events),
+                Route("/helper/lines", helper_lines),
+            ]
+        )
+    )
+    for stream in ("events", "lines"):
+        hand_built_head, hand_built = raw_get(base_url, f"/hand-built/{stream}")
+        ours_head, ours = raw_get(base_url, f"/helper/{stream}")
+        assert undated(ours_head) == undated(hand_built_head)
+        assert ours == hand_built
+        assert ours.count(b"chatcmpl-") == len(items)

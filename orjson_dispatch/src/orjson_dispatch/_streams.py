@@ -337,45 +337,43 @@ def build_stream(
     settings: StreamSettings,
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
+    bare: bool = False,
+    media_type: str | None = None,
 ) -> Stream:
     """Return the JSON Lines or Server-Sent Events response of `items`, as FastAPI sends it.
 
     Server-Sent Events have FastAPI's pings (`settings.ping_interval`, by default FastAPI's)
-    and its `Cache-Control: no-cache` and `X-Accel-Buffering: no` headers.
+    and its `Cache-Control: no-cache` and `X-Accel-Buffering: no` headers, unless `bare`.
 
     Args:
         items: The generator.
         encode: Returns the JSON of a plain item.
         events: Server-Sent Events (else JSON Lines).
-        settings: The ping interval and send timeout.
+        settings: The ping interval, send timeout and buffer.
         status_code: The response status.
         headers: Headers of the response.
+        bare: The frames alone, as a hand-built `StreamingResponse` of them sends them: no
+            pings, no headers of the stream's own, an exception raised alone.
+        media_type: The response's media type; None: `application/jsonl` or
+            `text/event-stream`.
     """
-    if not events:
-        return Stream(
-            items,
-            json_line_frame(encode),
-            media_type=JSON_LINES,
-            send_timeout=settings.send_timeout,
-            buffer_bytes=settings.buffer_bytes,
-            status_code=status_code,
-            headers=headers,
-        )
+    fastapi_events = events and not bare
     response = Stream(
         items,
-        event_frame(encode),
-        media_type=EVENT_STREAM,
-        ping=_fastapi.keepalive_comment(),
-        ping_interval=settings.ping_interval or _fastapi.ping_interval(),
+        event_frame(encode) if events else json_line_frame(encode),
+        media_type=media_type or (EVENT_STREAM if events else JSON_LINES),
+        ping=_fastapi.keepalive_comment() if fastapi_events else None,
+        ping_interval=(settings.ping_interval or _fastapi.ping_interval()) if fastapi_events else 0,
         send_timeout=settings.send_timeout,
         buffer_bytes=settings.buffer_bytes,
-        group_failures=True,
+        group_failures=fastapi_events,
         status_code=status_code,
         headers=headers,
     )
-    response.headers["Cache-Control"] = "no-cache"
-    # nginx buffers responses unless told not to.
-    response.headers["X-Accel-Buffering"] = "no"
+    if fastapi_events:
+        response.headers["Cache-Control"] = "no-cache"
+        # nginx buffers responses unless told not to.
+        response.headers["X-Accel-Buffering"] = "no"
     return response
 
 
@@ -385,13 +383,16 @@ def json_lines(
     response_model: Any = UNTYPED,
     status_code: int = 200,
     headers: Mapping[str, str] | None = None,
+    media_type: str = JSON_LINES,
     send_timeout: float | None = None,
+    buffer_bytes: int = BUFFER_BYTES,
 ) -> StreamingResponse:
-    """Stream what `items` yields as JSON Lines (`application/jsonl`), as FastAPI streams it.
+    r"""Stream what `items` yields as JSON Lines (`application/jsonl`), as FastAPI streams it.
 
     For Starlette endpoints (and anywhere a response is built by hand): each item is encoded
     as `dumps` encodes it, one JSON document and a newline per item; lines ready together are
-    sent in one body message.
+    sent in one body message. No header or line is added: the bytes are those of a hand-built
+    `StreamingResponse((c.model_dump_json() + "\n" for c in chunks), media_type=...)`.
 
     Args:
         items: An async or sync iterable (sync ones are iterated in the threadpool).
@@ -399,15 +400,18 @@ def json_lines(
             `pydantic.ValidationError` ends the stream) and filtered to it.
         status_code: The response status.
         headers: Headers added to the response.
+        media_type: The response's media type (`application/x-ndjson`, say).
         send_timeout: As `StreamSettings.send_timeout`; None: no limit.
+        buffer_bytes: As `StreamSettings.buffer_bytes`.
 
     Returns:
         The streaming response.
 
     Raises:
-        ValueError: `send_timeout` is not a positive number of seconds.
+        ValueError: `send_timeout` is not a positive number of seconds, or `buffer_bytes` not
+            a positive number of bytes.
     """
-    settings = StreamSettings(send_timeout=send_timeout)
+    settings = StreamSettings(send_timeout=send_timeout, buffer_bytes=buffer_bytes)
     return build_stream(
         items,
         declared_encoder(response_model, DEFAULTS),
@@ -415,6 +419,7 @@ def json_lines(
         settings=settings,
         status_code=status_code,
         headers=headers,
+        media_type=media_type,
     )
 
 
@@ -426,8 +431,10 @@ def server_sent_events(
     headers: Mapping[str, str] | None = None,
     ping_interval: float | None = None,
     send_timeout: float | None = None,
+    buffer_bytes: int = BUFFER_BYTES,
+    bare: bool = False,
 ) -> StreamingResponse:
-    """Stream what `items` yields as Server-Sent Events (`text/event-stream`), as FastAPI does.
+    r"""Stream what `items` yields as Server-Sent Events (`text/event-stream`), as FastAPI does.
 
     Each item is a `data:` event holding its JSON (encoded as `dumps` encodes it); a FastAPI
     `ServerSentEvent` item gives its own fields. Events ready together are sent in one body
@@ -442,14 +449,26 @@ def server_sent_events(
         headers: Headers added to the response.
         ping_interval: Seconds of silence before a ping; None: FastAPI's interval (15 s).
         send_timeout: As `StreamSettings.send_timeout`; None: no limit.
+        buffer_bytes: As `StreamSettings.buffer_bytes`.
+        bare: The events alone: no pings, no `Cache-Control` or `X-Accel-Buffering`, and an
+            exception of the generator raised alone (not in an exception group). The bytes
+            are those of a hand-built `StreamingResponse(f"data: {c.model_dump_json()}\n\n"
+            for c in chunks), media_type="text/event-stream")`.
 
     Returns:
         The streaming response.
 
     Raises:
-        ValueError: `ping_interval` or `send_timeout` is not a positive number of seconds.
+        ValueError: `ping_interval` or `send_timeout` is not a positive number of seconds,
+            `buffer_bytes` not a positive number of bytes, or `ping_interval` is given with
+            `bare=True`.
     """
-    settings = StreamSettings(ping_interval=ping_interval, send_timeout=send_timeout)
+    if bare and ping_interval is not None:
+        msg = "server_sent_events(bare=True) sends no pings: ping_interval must be None"
+        raise ValueError(msg)
+    settings = StreamSettings(
+        ping_interval=ping_interval, send_timeout=send_timeout, buffer_bytes=buffer_bytes
+    )
     return build_stream(
         items,
         declared_encoder(response_model, DEFAULTS),
@@ -457,4 +476,5 @@ def server_sent_events(
         settings=settings,
         status_code=status_code,
         headers=headers,
+        bare=bare,
     )
