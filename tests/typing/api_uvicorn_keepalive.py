@@ -43,6 +43,16 @@ httptools_factory: type[Protocol] = protocol(http="httptools")
 without_nodelay: type[Protocol] = protocol(idle=30, nodelay=False)
 factory: Callable[..., type[Protocol]] = protocol
 
+# A library forwards its user's http= choice: a name or a class, as uvicorn.Config takes it.
+auto_factory: type[asyncio.Protocol] | str = protocol(http="auto")
+from_uvicorn_class: type[asyncio.Protocol] | str = protocol(http=HttpToolsProtocol)
+kept_class: type[asyncio.Protocol] | str = protocol(KeepaliveSettings(), http=H11Protocol)
+
+
+def library_config(user_http: str | type[asyncio.Protocol] = "auto") -> uvicorn.Config:
+    http = protocol(KeepaliveSettings(idle=30), http=user_http, count=4)
+    return uvicorn.Config(app, http=http)
+
 
 async def app(scope: object, receive: object, send: object) -> None: ...
 
