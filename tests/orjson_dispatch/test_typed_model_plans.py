@@ -71,7 +71,7 @@ def test_no_code_where_a_serializer_reads_the_model() -> None:
 def test_a_field_with_a_serializer_is_pydantics_and_its_siblings_are_not() -> None:
     source, _ = class_encoder(WithAnnotatedSerializer, by_alias=True)
     assert source is not None
-    assert any("value_by_pydantic(d['value'])" in line for line in source.body)
+    assert any("value_by_pydantic, d['value'])" in line for line in source.body)
     value = WithAnnotatedSerializer(value=2)
     assert model_json(value, by_alias=True) == value.model_dump_json().encode()
 
@@ -284,7 +284,7 @@ _UNION_VALUES: list[dict[str, Any]] = [
 def test_unions_of_bulk_data_are_written_by_the_generated_code(fields: dict[str, Any]) -> None:
     source, _ = class_encoder(Vector, by_alias=True)
     assert source is not None
-    assert not any("_by_pydantic(d[" in line for line in source.body)
+    assert not any("_by_pydantic, d[" in line for line in source.body)
     value = Vector.model_construct(**{"logprobs": None, "items": None, **fields})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pydantic warns of values of other types

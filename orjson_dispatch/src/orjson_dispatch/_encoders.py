@@ -2,7 +2,12 @@
 
 `declared_encoder` for a declared type (or none) as the streams and the decorator in a Starlette
 app have it (`dumps` makes the same choice inline); `route_serializer` for FastAPI's response
-field of a route, as `DispatchRoute` and the decorator under FastAPI have it.
+field of a route, as `DispatchRoute` and the decorator under FastAPI have it, and
+`left_to_fastapi`, why FastAPI's own serializer of that field writes its values.
+
+Encoders for a declared type are built when the first value is serialized, not when the route
+is created; where one cannot be built for the type, pydantic's serializer (FastAPI's field's own)
+writes every value, said once in the debug log.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from orjson_dispatch._options import Serialization
 from orjson_dispatch._typed import TypedEncoder, typed_encoder
 from orjson_dispatch._untyped import encode_untyped
 
-__all__ = ["UNTYPED", "declared_encoder", "route_serializer"]
+__all__ = ["UNTYPED", "declared_encoder", "left_to_fastapi", "route_serializer"]
 
 
 class _Untyped:
@@ -55,11 +60,30 @@ def route_serializer(field: Any, serialization: Serialization) -> Callable[[Any]
     """
     if field is None:
         return functools.partial(encode_untyped, serialization=serialization)
+    return _route_encoder(field, serialization).serialize
+
+
+def left_to_fastapi(field: Any, serialization: Serialization) -> str | None:
+    """Return why FastAPI's own serializer writes a route's values, or None where orjson does.
+
+    Builds the field's encoder now (`route_serializer` builds it at the first value). FastAPI's
+    serializer is then called by the route serializer itself: the route needs no other path.
+
+    Args:
+        field: As for `route_serializer`.
+        serialization: As for `route_serializer`.
+    """
+    if field is None:
+        return None
+    return _route_encoder(field, serialization).build()
+
+
+def _route_encoder(field: Any, serialization: Serialization) -> TypedEncoder:
     encoders = _field_encoders.setdefault(field, {})
     encoder = encoders.get(serialization)
     if encoder is None:
         encoder = encoders[serialization] = _field_encoder(field, serialization)
-    return encoder.serialize
+    return encoder
 
 
 _field_encoders: weakref.WeakKeyDictionary[Any, dict[Serialization, TypedEncoder]] = (

@@ -44,6 +44,7 @@ import functools
 import itertools
 import json
 import linecache
+import operator
 import os
 import re
 import uuid
@@ -61,7 +62,7 @@ from pydantic_core import (
     to_jsonable_python,
 )
 
-from orjson_dispatch._options import ENCODE_OPTION
+from orjson_dispatch._options import encode_option
 
 __all__ = [
     "PYDANTIC_MODELS",
@@ -73,7 +74,11 @@ __all__ = [
     "class_encoder",
     "declared",
     "default_for",
+    "exact",
+    "holds_any",
+    "keeping_results",
     "model_json",
+    "model_python",
     "numpy_as_orjson",
     "orjson_models",
     "pydantic_json",
@@ -434,6 +439,10 @@ def _model_schema(cls: type[BaseModel]) -> tuple[Any, Any, Mapping[str, Any]]:
         _IncompleteError: The class's schema cannot be built yet.
         NotPlainError: pydantic's JSON of the class is not provably what orjson writes.
     """
+    if cls is BaseModel:
+        # Declared as `BaseModel` itself: pydantic writes no field of it (`{}`); its schema is
+        # never complete, and `BaseModel.model_rebuild()` raises.
+        raise NotPlainError
     if not cls.__pydantic_complete__:
         # SDK models defer building their schema (`defer_build=True`) to their first
         # validation, and a class only nested in another is never built itself: build it.
@@ -464,12 +473,14 @@ class _Source:
         body: Statements on the instance `m` that return what orjson writes for it.
         namespace: The objects `body` names, by name; names start with `tag`.
         models: The model classes its fields declare.
+        runs_user_code: It calls serializers, computed fields or iterables (through `_once`).
     """
 
     tag: str
     body: list[str]
     namespace: dict[str, Any]
     models: frozenset[type[BaseModel]]
+    runs_user_code: bool
 
 
 _numbers = itertools.count()
@@ -483,7 +494,8 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
     fields, config, definitions = _model_schema(cls)
     tag = f"{_identifier(cls.__name__)}_{next(_numbers)}"
     checks = _Checks(definitions, {}, tag)
-    whole = checks.name(functools.partial(_pydantic_python, by_alias=by_alias), "by_pydantic")
+    whole = checks.name(_BY_PYDANTIC[by_alias], "by_pydantic")
+    once = checks.name(_once, "once")
     output: dict[str, str] = {}
     separate: dict[str, str] = {}  # field name: the name of its value serializer
     tests = [f"len(d) == {len(fields['fields'])}"]
@@ -519,9 +531,16 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
         "if not exact:",
         f"    return {whole}(m)",
     ]
+    # A model held at an `Any` position (or in the extras) may run user code of its own.
+    runs_user_code = bool(
+        computed
+        or separate
+        or extra
+        or any(holds_any(field["schema"]) for field in fields["fields"].values())
+    )
     if identity and not extra:
         body.append("return d")
-        return _Source(tag, body, checks.namespace, frozenset(checks.models))
+        return _Source(tag, body, checks.namespace, frozenset(checks.models), runs_user_code)
     if extra:
         body.append("x = m.__pydantic_extra__")
     if identity:
@@ -530,19 +549,21 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
     keys = checks.name(output, "keys")
     body.append(f"out = {{{keys}[k]: v for k, v in d.items() if k in {keys}}}")
     for name, converted in separate.items():
-        body.append(f"out[{output[name]!r}] = {converted}(d[{name!r}])")
+        body.append(f"out[{output[name]!r}] = {once}(m, {name!r}, {converted}, d[{name!r}])")
     if extra:
         body += ["if x:", "    if not x.keys().isdisjoint(out):", f"        return {whole}(m)"]
         body.append("    out.update(x)")
     for name, key, expression, converted in computed:
-        # Read once: pydantic calls the property once too.
-        body.append(f"v = {checks.name(_read_computed, 'read_computed')}(m, {name!r})")
+        # Read once per response: pydantic calls the property once too (`_once`).
+        getter = checks.name(operator.attrgetter(name), f"get_{name}")
+        body.append(f"v = {once}(m, {name!r}, {getter}, m)")
         if expression is None:
             body.append(f"out[{key!r}] = v")
         else:
-            body.append(f"out[{key!r}] = v if {expression} else {converted}(v)")
+            as_json = f"{once}(m, {name + ' as JSON'!r}, {converted}, v)"
+            body.append(f"out[{key!r}] = v if {expression} else {as_json}")
     body.append("return out")
-    return _Source(tag, body, checks.namespace, frozenset(checks.models))
+    return _Source(tag, body, checks.namespace, frozenset(checks.models), runs_user_code)
 
 
 def _computed(
@@ -561,6 +582,25 @@ def _computed(
         converted = checks.name(serializer, f"{item['property_name']}_by_pydantic")
         computed.append((item["property_name"], key, expression, converted))
     return computed
+
+
+def holds_any(schema: Any) -> bool:
+    """Tell whether a core schema has a position that takes any value (and so any model)."""
+    stack = [schema]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            kind = item.get("type")
+            if kind == "any" or (
+                isinstance(kind, str)
+                and kind in _CONTAINERS
+                and not ("items_schema" in item or "values_schema" in item)
+            ):
+                return True
+            stack.extend(value for key, value in item.items() if key != "cls")
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
 
 
 def _needs_the_model(schema: Any) -> bool:
@@ -643,9 +683,9 @@ def class_encoder(cls: type[BaseModel], by_alias: bool) -> tuple[_Source | None,
         except ContextualError:
             entry = (None, _contextual)
         except _IncompleteError:  # tried again next time, once the class can be built
-            return None, functools.partial(_pydantic_python, by_alias=by_alias)
+            return None, _BY_PYDANTIC[by_alias]
         except NotPlainError:
-            entry = (None, functools.partial(_pydantic_python, by_alias=by_alias))
+            entry = (None, _BY_PYDANTIC[by_alias])
         else:
             name = f"encode_{_identifier(cls.__name__)}"
             lines = [f"def {name}(m):", *(f"    {line}" for line in source.body)]
@@ -666,13 +706,26 @@ def _pydantic_python(model: BaseModel, *, by_alias: bool) -> Any:
     )
 
 
+def _by_pydantic(model: BaseModel, *, by_alias: bool) -> Any:
+    """`_pydantic_python`, run once per response (`_once`): it runs the model's user code."""
+    return _once(model, "", _PYDANTIC_PYTHON[by_alias], model)
+
+
+_PYDANTIC_PYTHON = {
+    flag: functools.partial(_pydantic_python, by_alias=flag) for flag in (True, False)
+}
+_BY_PYDANTIC = {flag: functools.partial(_by_pydantic, by_alias=flag) for flag in (True, False)}
+
+
 # Up to this many classes, the `default` callback tests the class of a value against each in
 # turn, with each class's code inline (a Python call less per model); past it, one dict lookup
 # finds the class's encoder.
 _INLINE_CLASSES = 8
 
 
-def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[[Any], Any]:
+def default_for(
+    classes: Iterable[type[BaseModel]], by_alias: bool, *, holds_any: bool = False
+) -> Callable[[Any], Any]:
     """Return the orjson `default` callback for values holding instances of `classes`.
 
     A model of `classes` or of a class their fields declare is written by its class's generated
@@ -699,7 +752,7 @@ def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[
             encode = encoders.get(type(value))
             return other(value) if encode is None else encode(value)
 
-        return _reading(default, known.values())
+        return _reading(default, known.values(), holds_any)
     namespace: dict[str, Any] = {"other_values": other}
     name = "default_for_" + "_".join(_identifier(cls.__name__) for cls in roots[:3])
     lines = [f"def {name}(m):", "    t = type(m)"]
@@ -717,84 +770,120 @@ def default_for(classes: Iterable[type[BaseModel]], by_alias: bool) -> Callable[
             lines += (f"        {line}" for line in source.body)
     lines.append("    return other_values(m)")
     title = f"default {', '.join(_title(cls) for cls in roots)}{' by alias' if by_alias else ''}"
-    return _reading(_compiled(name, lines, namespace, title), known.values())
+    return _reading(_compiled(name, lines, namespace, title), known.values(), holds_any)
 
 
 def _reading(
-    default: Callable[[Any], Any], entries: Iterable[tuple[_Source | None, Encode]]
+    default: Callable[[Any], Any],
+    entries: Iterable[tuple[_Source | None, Encode]],
+    holds_any: bool,
 ) -> Callable[[Any], Any]:
-    """Return `default`, noted as reading computed fields where the code of its classes does."""
-    reads = any(
-        source is not None and any(held is _read_computed for held in source.namespace.values())
-        for source, _ in entries
-    )
+    """Return `default`, noted as running user code where one of its classes may.
+
+    A class's code may (`runs_user_code`), and so may a model met at an `Any` position
+    (`holds_any`).
+    """
+    runs = holds_any or any(source is None or source.runs_user_code for source, _ in entries)
     # Set either way: `orjson_models` reads it per value, and a missing attribute costs an
     # exception raised and caught inside getattr.
-    setattr(default, _READS_COMPUTED, reads)
+    setattr(default, _RUNS_USER_CODE, runs)
     return default
 
 
-# The computed values read while one value is written, by (id of the model, property name):
-# written again (an integer beyond 64 bits refused by orjson), the value reads them from here,
-# as pydantic reads a computed field once.
-_READS: contextvars.ContextVar[dict[tuple[int, str], Any] | None] = contextvars.ContextVar(
-    "orjson_dispatch_computed_reads", default=None
+# What user code (serializers, computed fields, iterables held in fields) returned while one
+# value is written, by (id of the model, what was converted), the model kept alive so that its
+# id stays its own. Where orjson then refuses the value (an integer beyond 64 bits, a non-str
+# key), the value is written again from these results: user code runs once per response, as in
+# pydantic, and an iterable is not found consumed.
+_RESULTS: contextvars.ContextVar[dict[tuple[int, str], tuple[Any, Any]] | None] = (
+    contextvars.ContextVar("orjson_dispatch_results", default=None)
 )
-# The attribute marking a `default` whose classes read computed fields.
-_READS_COMPUTED = "orjson_dispatch_reads_computed"
+# The attribute marking a `default` whose classes run user code.
+_RUNS_USER_CODE = "orjson_dispatch_runs_user_code"
 
 
-def _read_computed(model: BaseModel, name: str) -> Any:
-    reads = _READS.get()
-    if reads is None:
-        return getattr(model, name)
-    key = (id(model), name)
-    if key not in reads:
-        reads[key] = getattr(model, name)
-    return reads[key]
+def _once(owner: Any, name: str, convert: Callable[[Any], Any], value: Any) -> Any:
+    """Return `convert(value)`, converted once per `owner` and `name` while results are kept."""
+    results = _RESULTS.get()
+    if results is None:
+        return convert(value)
+    key = (id(owner), name)
+    found = results.get(key)
+    if found is None:
+        found = results[key] = (owner, convert(value))
+    return found[1]
+
+
+def keeping_results(write: Callable[[], bytes]) -> bytes:
+    """Return `write()`, what user code returns kept for the whole call (see `_RESULTS`)."""
+    if _RESULTS.get() is not None:  # already kept by an outer call
+        return write()
+    token = _RESULTS.set({})
+    try:
+        return write()
+    finally:
+        _RESULTS.reset(token)
 
 
 def orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> bytes:
     """Return orjson's JSON of `value`, its models written by `default` (from `default_for`).
 
-    Where computed fields were read and orjson then refuses an integer beyond 64 bits, the
-    value is written again with such integers as their digits, the computed values read once.
+    Where orjson refuses an integer beyond 64 bits or a non-str key, the value is written again
+    from what `default` returned (user code is not run again), such integers as their digits
+    and such keys as pydantic writes them.
 
     Raises:
         TypeError: orjson refuses a value (then pydantic decides).
     """
-    if not getattr(default, _READS_COMPUTED, False):
-        return orjson.dumps(value, default=default, option=option)
-    reads: dict[tuple[int, str], Any] = {}
-    token = _READS.set(reads)
+    if getattr(default, _RUNS_USER_CODE, False) and _RESULTS.get() is None:
+        return keeping_results(lambda: _orjson_models(value, default, option))
+    return _orjson_models(value, default, option)
+
+
+def _orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> bytes:
     try:
-        try:
-            return orjson.dumps(value, default=default, option=option)
-        except TypeError:
-            if not reads:
-                raise
-        try:
-            return orjson.dumps(_exact_integers(value, default), default=default, option=option)
-        except RecursionError as error:
-            raise TypeError(error) from error
-    finally:
-        _READS.reset(token)
+        return orjson.dumps(value, default=default, option=option)
+    except TypeError as error:
+        if isinstance(error.__cause__, ContextualError):
+            raise
+    try:
+        return orjson.dumps(exact(value, default), default=default, option=option)
+    except Exception as error:  # a lone surrogate, a cycle...: pydantic decides
+        raise TypeError(error) from error
 
 
-def _exact_integers(value: Any, default: Callable[[Any], Any]) -> Any:
-    """Return `value` as orjson reads it through `default`, big integers as their digits."""
+def exact(value: Any, default: Callable[[Any], Any]) -> Any:
+    """Return `value` as orjson reads it through `default`, written as pydantic writes it.
+
+    Integers beyond 64 bits become Fragments of their digits, non-str keys pydantic's text.
+
+    Raises:
+        TypeError: Two keys of one dict are written alike (pydantic writes both).
+    """
     kind = type(value)
     if kind is int:
-        return value if -(2**63) <= value < 2**64 else orjson.Fragment(str(value).encode())
+        return value if -(2**63) <= value < 2**64 else orjson.Fragment(int.__repr__(value))
     if kind in (str, float, bool) or value is None or kind is orjson.Fragment:
         return value
     if kind is dict:
-        return {key: _exact_integers(item, default) for key, item in value.items()}
+        converted = {
+            key if type(key) is str else _pydantic_key(key): exact(item, default)
+            for key, item in value.items()
+        }
+        if len(converted) != len(value):
+            raise TypeError("two keys written alike")
+        return converted
     if kind in (list, tuple):
-        return [_exact_integers(item, default) for item in value]
+        return [exact(item, default) for item in value]
     if kind.__module__ == "numpy":
         return value  # orjson writes it (OPT_SERIALIZE_NUMPY)
-    return _exact_integers(default(value), default)
+    return exact(default(value), default)
+
+
+def _pydantic_key(key: Any) -> str:
+    """Return the object key pydantic's JSON writes for a dict key held at an `Any` position."""
+    text: str = next(iter(json.loads(to_json({key: None}, inf_nan_mode="null"))))
+    return text
 
 
 def _inferred(value: Any, *, by_alias: bool) -> Any:
@@ -859,10 +948,25 @@ def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
     default = _model_default(type(model), by_alias)
     if default is not None:
         try:
-            return orjson_models(model, default, ENCODE_OPTION)
+            return orjson_models(model, default, encode_option())
         except TypeError:
             pass
     return pydantic_json(model, by_alias=by_alias)
+
+
+def model_python(model: BaseModel, *, by_alias: bool) -> Any:
+    """Return what `model.model_dump(mode="json", by_alias=...)` holds, for orjson to write.
+
+    Written by the class's code (its user code's results kept, see `keeping_results`), integers
+    beyond 64 bits as Fragments of their digits.
+    """
+    default = _model_default(type(model), by_alias)
+    if default is not None:
+        try:
+            return exact(model, default)
+        except TypeError:
+            pass  # two keys written alike: pydantic's dict keeps the last
+    return _by_pydantic(model, by_alias=by_alias)
 
 
 def _model_default(cls: type[BaseModel], by_alias: bool) -> Callable[[Any], Any] | None:

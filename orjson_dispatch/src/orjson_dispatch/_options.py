@@ -7,23 +7,22 @@ keyword arguments of FastAPI's `serialize_response` plus orjson's layout `option
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 __all__ = [
-    "ENCODE_OPTION",
     "FORMAT_OPTIONS",
     "Options",
     "Serialization",
     "check_format_option",
     "check_options",
+    "encode_option",
 ]
 
 # Options every orjson call uses; none of them is the caller's choice:
-# - OPT_SERIALIZE_NUMPY: numpy arrays and scalars become JSON arrays and numbers (FastAPI answers
-#   500 for them; one of the documented differences).
 # - OPT_PASSTHROUGH_DATETIME, OPT_PASSTHROUGH_DATACLASS: orjson's own RFC 3339 and dataclass
 #   output differs from FastAPI's `isoformat()`/`asdict()` and from pydantic's formats.
 # - OPT_PASSTHROUGH_SUBCLASS: a str, int, dict or list subclass (a str enum whose value is not
@@ -31,12 +30,22 @@ __all__ = [
 #   builtin it extends.
 # These values are handed to the `default` callback of each path, which applies its exact rule.
 # Non-str dict keys are refused by orjson here: the exact path writes them as each path does.
-ENCODE_OPTION = (
-    orjson.OPT_SERIALIZE_NUMPY
-    | orjson.OPT_PASSTHROUGH_DATETIME
+_ENCODE_OPTION = (
+    orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_DATACLASS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
+# OPT_SERIALIZE_NUMPY: numpy arrays and scalars become JSON arrays and numbers (FastAPI answers
+# 500 for them; one of the documented differences). Only once numpy is imported (a numpy value
+# cannot exist before): with the option, orjson imports numpy at the first value it does not
+# know, some 130 ms and numpy's memory in every process that never sends a numpy value.
+_WITH_NUMPY = _ENCODE_OPTION | orjson.OPT_SERIALIZE_NUMPY
+
+
+def encode_option(option: int = 0) -> int:
+    """Return the orjson options of every call with the layout `option` (`FORMAT_OPTIONS`)."""
+    return (_WITH_NUMPY if "numpy" in sys.modules else _ENCODE_OPTION) | option
+
 
 # Options that change only the layout of the JSON text, never its value. Every other orjson
 # option (OPT_UTC_Z, OPT_STRICT_INTEGER, OPT_NAIVE_UTC, ...) would make the body differ from what

@@ -16,21 +16,27 @@ from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter
 
+from orjson_dispatch._diagnostics import logger
 from orjson_dispatch._models import (
     NotPlainError,
     declared,
     default_for,
+    holds_any,
     orjson_models,
     without_nan,
     writes_nan,
 )
-from orjson_dispatch._options import ENCODE_OPTION, Serialization
+from orjson_dispatch._options import Serialization, encode_option
 
 __all__ = ["TypedEncoder", "typed_encoder"]
 
 
 class TypedEncoder:
     """Encode values declared as one type.
+
+    The orjson path is built when the first value is serialized. Where it cannot be built for
+    the type, every value is written by `dump_json` (pydantic's, or FastAPI's field's own),
+    said once in the debug log: never an error where FastAPI serves.
 
     Args:
         annotation: The declared type.
@@ -40,7 +46,18 @@ class TypedEncoder:
             pydantic serializes every value itself.
     """
 
-    __slots__ = ("_check", "_default", "_dump_json", "_fast", "_option", "_root", "validate")
+    __slots__ = (
+        "_annotation",
+        "_by_alias",
+        "_check",
+        "_default",
+        "_dump_json",
+        "_fast",
+        "_option",
+        "_root",
+        "left_to_pydantic",
+        "validate",
+    )
 
     def __init__(
         self,
@@ -51,25 +68,47 @@ class TypedEncoder:
         serialization: Serialization,
     ) -> None:
         self.validate = validate
+        self._annotation = annotation
+        self._by_alias = serialization.by_alias
         self._dump_json = dump_json
-        schema = TypeAdapter(annotation).core_schema
-        if writes_nan(schema):
-            self._dump_json = lambda value: without_nan(dump_json(value))
-        self._option = ENCODE_OPTION | serialization.option
-        self._fast = not serialization.selective
+        self._option = serialization.option
         self._check: Callable[[Any], bool] | None = None
         self._root: type[Any] | None = None
         self._default: Callable[[Any], Any] | None = None
-        if self._fast:
+        # None until built; then True where orjson writes the values (see `left_to_pydantic`).
+        self._fast: bool | None = None if not serialization.selective else False
+        self.left_to_pydantic: str | None = (
+            "a setting leaves fields out (include, exclude, exclude_*)" if not self._fast else None
+        )
+
+    def build(self) -> str | None:
+        """Build the orjson path if not yet; return why pydantic writes every value, or None."""
+        if self._fast is None:
+            self._fast = False
             try:
+                schema = TypeAdapter(self._annotation).core_schema
+                if writes_nan(schema):
+                    dump_json = self._dump_json
+                    self._dump_json = lambda value: without_nan(dump_json(value))
                 self._check, self._root, models = declared(schema)
-                self._default = default_for(models, serialization.by_alias)
+                self._default = default_for(models, self._by_alias, holds_any=holds_any(schema))
             except NotPlainError:
-                self._fast = False
-            except PydanticUserError:
+                self.left_to_pydantic = "pydantic's JSON of the type is not provably orjson's"
+            except PydanticUserError as error:
                 # Not fully defined (a forward reference to a class local to a function): FastAPI
                 # serves the app and answers 500 for each value; `dump_json` raises the same.
-                self._fast = False
+                self.left_to_pydantic = f"the type is not fully defined: {error}"
+            except Exception as error:  # never fail where FastAPI serves
+                self.left_to_pydantic = f"no encoder could be built: {error!r}"
+            else:
+                self._fast = True
+            if self.left_to_pydantic is not None:
+                logger.debug(
+                    "%r is written by pydantic's serializer: %s",
+                    self._annotation,
+                    self.left_to_pydantic,
+                )
+        return self.left_to_pydantic
 
     def encode(self, value: Any) -> bytes:
         """Validate `value` and return its JSON.
@@ -82,15 +121,19 @@ class TypedEncoder:
 
     def serialize(self, value: Any) -> bytes:
         """Return the JSON of an already validated `value`."""
+        fast = self._fast
+        if fast is None:
+            self.build()
+            fast = self._fast
         if (
-            self._fast
+            fast
             and (self._root is None or type(value) is self._root)
             and (self._check is None or self._check(value))
         ):
             try:
-                return orjson_models(value, self._default, self._option)  # type: ignore[arg-type]
+                return orjson_models(value, self._default, encode_option(self._option))  # type: ignore[arg-type]
             except TypeError:
-                pass  # an integer beyond 64 bits, a non-str key...: pydantic decides
+                pass  # a lone surrogate, a model with `ser_json_*` settings...: pydantic decides
         return self._dump_json(value)
 
 

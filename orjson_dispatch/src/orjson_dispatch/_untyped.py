@@ -41,8 +41,8 @@ from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._models import model_json, numpy_as_orjson
-from orjson_dispatch._options import ENCODE_OPTION, Serialization, thaw
+from orjson_dispatch._models import keeping_results, model_json, model_python, numpy_as_orjson
+from orjson_dispatch._options import Serialization, encode_option, thaw
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
 
@@ -100,6 +100,11 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
             raises it).
         TypeError: `value` is circular.
     """
+    # What user code returns is kept for the exact path, which then does not run it again.
+    return keeping_results(functools.partial(_encode_untyped, value, serialization))
+
+
+def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
     # The settings' callback and options are worked out after the common case, a model under
     # the default settings: at a few microseconds a small model, they cost a tenth of it.
     # orjson writes a UUID itself: an app's own entry for UUID in FastAPI's table is applied by
@@ -116,7 +121,7 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
                 body = orjson.dumps(
                     value,
                     default=_default(serialization.by_alias, bool(serialization.option & _LAYOUT)),
-                    option=ENCODE_OPTION | serialization.option,
+                    option=encode_option(serialization.option),
                 )
         except (TypeError, ValueError):
             # A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's
@@ -131,7 +136,7 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
         msg = f"{type(value).__qualname__} value is circular or nests too deep to encode"
         raise TypeError(msg) from None
     default = _default(serialization.by_alias, bool(serialization.option & _LAYOUT))
-    option = ENCODE_OPTION | serialization.option
+    option = encode_option(serialization.option)
     try:
         return orjson.dumps(converted, default=default, option=option)
     except orjson.JSONEncodeError as error:
@@ -200,9 +205,7 @@ def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
             if type(value).model_dump is not _MODEL_DUMP:
                 return own_dump(value, serialization)
             if layout:
-                return value.__pydantic_serializer__.to_python(
-                    value, mode="json", by_alias=by_alias, fallback=numpy_as_orjson
-                )
+                return model_python(value, by_alias=by_alias)
             return orjson.Fragment(model_json(value, by_alias=by_alias))
         return jsonable_leaf(value)
 
@@ -345,6 +348,8 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
     )
     if isinstance(value, BaseModel) and type(value).model_dump is not _MODEL_DUMP:
         return to_jsonable(own_dump(value, serialization), inner)
+    if isinstance(value, BaseModel) and not serialization.selective:
+        return to_jsonable(model_python(value, by_alias=serialization.by_alias), inner)
     if isinstance(value, BaseModel):
         # model_dump(mode="json"), with numpy values written as on orjson's path.
         dumped = value.__pydantic_serializer__.to_python(
@@ -365,6 +370,8 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
         return value
     if type(value) is int:
         return value if _INT_MIN <= value <= _INT_MAX else orjson.Fragment(str(value).encode())
+    if type(value) is orjson.Fragment:  # pydantic's JSON of a value in a model, or a big int
+        return to_jsonable(json.loads(orjson.dumps(value)), inner)
     if isinstance(value, dict):
         keys = set(value.keys())  # jsonable_encoder writes the items whose key keys() shows
         if include is not None:
