@@ -27,6 +27,20 @@ UNKNOWN_OPTION = 9999
 SIO_KEEPALIVE_VALS = 0x98000004
 
 
+def reported(**options: int) -> dict[str, int]:
+    """What ``set_keepalive`` returns when it set ``options``: with SO_KEEPALIVE and
+    TCP_NODELAY, which it sets on every platform."""
+    return {"SO_KEEPALIVE": 1, **options, "TCP_NODELAY": 1}
+
+
+def ioctl_values(time: int, interval: int) -> dict[str, int]:
+    """The members of Windows' SIO_KEEPALIVE_VALS among ``set_keepalive``'s options (ms)."""
+    return {
+        "SIO_KEEPALIVE_VALS.keepalivetime": time,
+        "SIO_KEEPALIVE_VALS.keepaliveinterval": interval,
+    }
+
+
 @pytest.fixture
 def tcp_pair() -> Iterator[tuple[socket.socket, socket.socket]]:
     """A connected client and the server side of a loopback TCP connection."""
@@ -40,14 +54,9 @@ def tcp_pair() -> Iterator[tuple[socket.socket, socket.socket]]:
 def test_every_value_reads_back(tcp_pair: tuple[socket.socket, socket.socket]) -> None:
     _, server = tcp_pair
     applied = set_keepalive(server, idle=37, interval=11, count=6, user_timeout=250_000)
-    assert applied == {
-        "SO_KEEPALIVE": 1,
-        "TCP_KEEPIDLE": 37,
-        "TCP_KEEPINTVL": 11,
-        "TCP_KEEPCNT": 6,
-        "TCP_USER_TIMEOUT": 250_000,
-        "TCP_NODELAY": 1,
-    }
+    assert applied == reported(
+        TCP_KEEPIDLE=37, TCP_KEEPINTVL=11, TCP_KEEPCNT=6, TCP_USER_TIMEOUT=250_000
+    )
     assert keepalive_options(server) == expected(37, 11, 6, 250_000)
 
 
@@ -115,13 +124,7 @@ def test_macos_sets_the_idle_time_with_tcp_keepalive(
     monkeypatch.setattr(socket, "TCP_KEEPALIVE", TCP_KEEPIDLE, raising=False)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=21, interval=7, count=4)
-    assert applied == {
-        "SO_KEEPALIVE": 1,
-        "TCP_KEEPALIVE": 21,
-        "TCP_KEEPINTVL": 7,
-        "TCP_KEEPCNT": 4,
-        "TCP_NODELAY": 1,
-    }
+    assert applied == reported(TCP_KEEPALIVE=21, TCP_KEEPINTVL=7, TCP_KEEPCNT=4)
     # The kernel stored the idle time as TCP_KEEPIDLE (the alias above).
     assert keepalive_options(server) == expected(21, 7, 4)
 
@@ -158,13 +161,9 @@ def test_windows_1709_uses_the_options_not_the_ioctl(
     windows: FakeIoctl, tcp_pair: tuple[socket.socket, socket.socket]
 ) -> None:
     _, server = tcp_pair
-    assert set_keepalive(server, idle=12, interval=3, count=4) == {
-        "SO_KEEPALIVE": 1,
-        "TCP_KEEPIDLE": 12,
-        "TCP_KEEPINTVL": 3,
-        "TCP_KEEPCNT": 4,
-        "TCP_NODELAY": 1,
-    }
+    assert set_keepalive(server, idle=12, interval=3, count=4) == reported(
+        TCP_KEEPIDLE=12, TCP_KEEPINTVL=3, TCP_KEEPCNT=4
+    )
     assert windows.calls == []
 
 
@@ -186,12 +185,7 @@ def test_windows_without_the_constants_uses_the_ioctl(
     logs.set_level(logging.WARNING, logger=LOGGER)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=30, interval=5, count=4)
-    assert applied == {
-        "SO_KEEPALIVE": 1,
-        "TCP_NODELAY": 1,
-        "SIO_KEEPALIVE_VALS.keepalivetime": 30_000,
-        "SIO_KEEPALIVE_VALS.keepaliveinterval": 5_000,
-    }
+    assert applied == reported(**ioctl_values(30_000, 5_000))
     assert old_windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 30_000, 5_000))]
     # Only the probe count is beyond the ioctl, and it is said so once.
     assert [record.getMessage() for record in logs.records] == [
@@ -209,13 +203,7 @@ def test_the_ioctl_on_a_transport_socket_goes_through_a_borrowed_socket(
     _, server = tcp_pair
     transport_like = TransportSocket(server)  # has no ioctl()
     applied = set_keepalive(transport_like, idle=12, interval=3, count=4)
-    assert applied == {
-        "SO_KEEPALIVE": 1,
-        "TCP_KEEPCNT": 4,
-        "TCP_NODELAY": 1,
-        "SIO_KEEPALIVE_VALS.keepalivetime": 12_000,
-        "SIO_KEEPALIVE_VALS.keepaliveinterval": 3_000,
-    }
+    assert applied == reported(TCP_KEEPCNT=4, **ioctl_values(12_000, 3_000))
     assert old_windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 12_000, 3_000))]
     # The borrowed socket object was detached: the descriptor is still open and live.
     assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
@@ -233,7 +221,7 @@ def test_a_refused_ioctl_is_logged_at_debug(
     logs.set_level(logging.DEBUG, logger=LOGGER)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=30, interval=5, count=4)
-    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPCNT": 4, "TCP_NODELAY": 1}
+    assert applied == reported(TCP_KEEPCNT=4)
     assert len(old_windows.calls) == 1
     [record] = logs.records
     assert record.levelno == logging.DEBUG
@@ -249,7 +237,7 @@ def test_openbsd_gets_so_keepalive_alone_and_one_warning_line_per_settings(
         monkeypatch.delattr(socket, name)
     logs.set_level(logging.DEBUG, logger=LOGGER)
     client, server = tcp_pair
-    only = {"SO_KEEPALIVE": 1, "TCP_NODELAY": 1}
+    only = reported()
     assert set_keepalive(server, idle=5) == only
     assert set_keepalive(client, idle=5) == only
     assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
@@ -269,9 +257,9 @@ def test_missing_tcp_user_timeout_is_warned_only_when_asked_for(
     tcp_pair: tuple[socket.socket, socket.socket],
     logs: pytest.LogCaptureFixture,
 ) -> None:
+    _, server = tcp_pair
     monkeypatch.delattr(socket, "TCP_USER_TIMEOUT")
     logs.set_level(logging.WARNING, logger=LOGGER)
-    _, server = tcp_pair
     assert "TCP_USER_TIMEOUT" not in set_keepalive(server)
     assert logs.records == []
     assert "TCP_USER_TIMEOUT" not in set_keepalive(server, user_timeout=100_000)
@@ -288,7 +276,7 @@ def test_an_option_the_kernel_refuses_is_skipped_at_debug(
     logs.set_level(logging.DEBUG, logger=LOGGER)
     _, server = tcp_pair
     applied = set_keepalive(server, idle=13, interval=3, count=2)
-    assert applied == {"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 13, "TCP_KEEPCNT": 2, "TCP_NODELAY": 1}
+    assert applied == reported(TCP_KEEPIDLE=13, TCP_KEEPCNT=2)
     [record] = logs.records
     assert record.levelno == logging.DEBUG
     assert record.getMessage().startswith(
