@@ -8,16 +8,21 @@ gives it, and `response_model_include`/`_exclude` reach pydantic as FastAPI pass
 
 from __future__ import annotations
 
+import datetime as dt
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import fastapi.encoders
+import fastapi.routing
 import pytest
+from fastapi import BackgroundTasks, Request, Response
 from fastapi.responses import JSONResponse
 from orjson_dispatch._route import DispatchRoute
 from pydantic import BaseModel, model_validator
 
-from tests.orjson_dispatch.apps import Twin
-from tests.orjson_dispatch.compare import assert_identical
+from tests.orjson_dispatch.apps import Twin, ask, declare
+from tests.orjson_dispatch.compare import assert_equivalent, assert_identical
 from tests.orjson_dispatch.samples import Envelope
 from tests.orjson_dispatch.versions import FASTAPI_STREAMS, NEEDS_STREAMS
 
@@ -192,4 +197,101 @@ def test_include_and_exclude_mixing_all_and_indexes_in_streams(twin: Twin, selec
     twin.add("GET", "/baskets", endpoint, **selection)
     fastapi, ours = twin.both("GET", "/baskets")
     assert fastapi.content
+    assert_identical(ours, fastapi)
+
+
+# --- an endpoint that may return a Response or a value ------------------------------------------
+
+# What server libraries declare for a generic endpoint (`-> Response`), and its neighbours; a
+# union with a Response needs response_model=None under FastAPI.
+MAY_RETURN_A_RESPONSE = {
+    "Response": (Response, {}),
+    "Any": (Any, {}),
+    "union": (Response | dict[str, Any], {"response_model": None}),
+}
+CONTENT = {
+    "output": [1, 2.5, None],
+    "at": dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc),
+    "id": uuid.UUID(int=7),
+    "item": Item(),
+    "tags": {"a"},
+}
+
+
+@pytest.fixture
+def jsonable_encoder_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The values FastAPI's handler hands to `jsonable_encoder` during the test."""
+    calls: list[Any] = []
+    encode = fastapi.encoders.jsonable_encoder
+
+    def counting(value: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(value)
+        return encode(value, *args, **kwargs)
+
+    monkeypatch.setattr(fastapi.routing, "jsonable_encoder", counting)
+    return calls
+
+
+@pytest.mark.parametrize("declared", list(MAY_RETURN_A_RESPONSE))
+def test_a_value_returned_under_a_response_annotation_is_encoded_by_orjson_as_fastapi_does(
+    twin: Twin, declared: str, jsonable_encoder_calls: list[Any]
+) -> None:
+    annotation, route = MAY_RETURN_A_RESPONSE[declared]
+
+    async def predict(request: Request) -> Any:  # LitServe's generic endpoint
+        return {**CONTENT, "echo": await request.json()}
+
+    twin.add("POST", "/predict", declare(predict, annotation), **route)
+    fastapi, ours = twin.both("POST", "/predict", json={"input": 4})
+    assert fastapi.status_code == 200
+    assert fastapi.json()["echo"] == {"input": 4}
+    assert_equivalent(ours, fastapi)
+    jsonable_encoder_calls.clear()
+    assert ask(twin.app, "POST", "/dispatch/predict", json={"input": 4}).status_code == 200
+    assert jsonable_encoder_calls == []  # orjson encoded it
+    assert twin.served("/predict")
+
+
+@pytest.mark.parametrize("declared", list(MAY_RETURN_A_RESPONSE))
+def test_a_returned_response_is_sent_as_it_is_whatever_the_annotation(
+    twin: Twin, declared: str
+) -> None:
+    annotation, route = MAY_RETURN_A_RESPONSE[declared]
+
+    def predict(fail: bool = False) -> Any:
+        if fail:
+            return Response(b"not json", status_code=503, headers={"x-kept": "1"})
+        return {"ok": True}
+
+    twin.add("GET", "/predict", declare(predict, annotation), **route)
+    for query in ({"fail": "true"}, {}):
+        fastapi, ours = twin.both("GET", "/predict", params=query)
+        assert_identical(ours, fastapi)
+    assert fastapi.json() == {"ok": True}
+
+
+def test_an_injected_responses_status_and_headers_and_background_tasks_apply(twin: Twin) -> None:
+    done: list[str] = []
+
+    async def predict(response: Response, background: BackgroundTasks) -> Response:
+        response.status_code = 201
+        response.headers["x-model"] = "m"
+        response.set_cookie("session", "s")
+        background.add_task(done.append, "logged")
+        return {"output": [1, 2]}  # type: ignore[return-value]
+
+    twin.add("POST", "/predict", predict)
+    fastapi, ours = twin.both("POST", "/predict")
+    assert (fastapi.status_code, fastapi.headers["x-model"]) == (201, "m")
+    assert_equivalent(ours, fastapi)
+    assert done == ["logged", "logged"]
+
+
+def test_a_204_route_under_a_response_annotation_answers_no_body(twin: Twin) -> None:
+    async def predict() -> Response:
+        return {"dropped": True}  # type: ignore[return-value]
+
+    twin.add("POST", "/predict", predict, status_code=204)
+    fastapi, ours = twin.both("POST", "/predict")
+    assert (fastapi.status_code, fastapi.content) == (204, b"")
     assert_identical(ours, fastapi)

@@ -135,7 +135,7 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
         "/json": True,
         "/html": False,
         "/wrapped": True,
-        "/response": False,
+        "/response": True,  # what it returns besides a Response: see test_returned_values.py
         "/envelope": False,
     }
     messages = {record.getMessage() for record in caplog.records}
@@ -143,7 +143,7 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
         "GET,POST /json serialized by orjson",
         "GET /html left to FastAPI: response_class=HTMLResponse does not render JSON",
         "GET /wrapped serialized by orjson (dispatch answers it)",
-        "GET /response left to FastAPI: the endpoint returns a Response",
+        "GET /response serialized by orjson",
         "GET /envelope left to FastAPI: response_class=Envelope has an __init__ of its own",
     } <= messages
 

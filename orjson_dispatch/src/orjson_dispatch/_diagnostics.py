@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from typing import Any
 
-from orjson_dispatch._fastapi import user_frame
-
-__all__ = ["logger", "methods", "warn"]
+__all__ = ["logger", "methods", "user_frame", "warn"]
 
 logger = logging.getLogger("orjson_dispatch")
 
@@ -29,3 +28,14 @@ def warn(message: str) -> None:
 def methods(route: Any) -> str:
     """Return a route's HTTP methods as its messages name them: `GET,POST`."""
     return ",".join(sorted(getattr(route, "methods", None) or ()))
+
+
+_LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")
+
+
+def user_frame() -> Any:
+    """Return the innermost frame of code outside orjson_dispatch, FastAPI and Starlette."""
+    frame: Any = sys._getframe(1)
+    while frame.f_back is not None and str(frame.f_globals.get("__name__")).startswith(_LIBRARIES):
+        frame = frame.f_back
+    return frame

@@ -9,20 +9,23 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, ParamSpec, TypeVar, overload
 
-import orjson
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import get_name
+from starlette.routing import Router, get_name
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._diagnostics import logger, warn
+from orjson_dispatch._diagnostics import logger, user_frame, warn
 from orjson_dispatch._encoders import UNTYPED
-from orjson_dispatch._options import Options, check_options
+from orjson_dispatch._options import check_options
 from orjson_dispatch._responder import Responder
 from orjson_dispatch._serving import (
     MARKER,
+    REQUEST_PARAMETER,
+    RESPONSE_PARAMETER,
     Wrapped,
     bare,
+    check_stream_options,
     generator_function,
     returns_response,
     wrapped_endpoint,
@@ -31,19 +34,7 @@ from orjson_dispatch._serving import (
 P = ParamSpec("P")
 R = TypeVar("R")
 
-__all__ = [
-    "REQUEST_PARAMETER",
-    "RESPONSE_PARAMETER",
-    "check_stream_options",
-    "dispatch",
-]
-
-
-# Parameters added to the endpoint's signature when it declares none of these types itself, so
-# that FastAPI injects the request (to find the route and its settings) and the response whose
-# status, headers and cookies dependencies set. Neither appears in the OpenAPI document.
-REQUEST_PARAMETER = "orjson_dispatch_request"
-RESPONSE_PARAMETER = "orjson_dispatch_response"
+__all__ = ["dispatch"]
 
 
 @overload
@@ -132,12 +123,30 @@ def _warn_if_routed(endpoint: Any, name: str) -> None:
     `@dispatch` above `@app.get(...)` wraps a function the route decorator has registered
     already: the route serves it without dispatch, and nothing else would say so.
     """
-    route = _fastapi.route_in_scope(endpoint)
+    route = _route_in_scope(endpoint)
     if route is not None:
         warn(
             f"dispatch() wraps {name}, which a route ({route.path}) already serves as it is, "
             "without dispatch: apply @dispatch below the route decorator, next to the function"
         )
+
+
+def _route_in_scope(endpoint: Any) -> Any:
+    """Return a route of a router in the user's scope (`user_frame`) serving `endpoint`, or None.
+
+    A function that a name in the scope holds already (registered plain at one path, wrapped
+    for another) is not being decorated: None.
+    """
+    frame = user_frame()
+    scope = {**frame.f_globals, **frame.f_locals}
+    if any(value is endpoint for value in scope.values()):
+        return None
+    owners = {id(v): v for v in scope.values() if isinstance(v, (Router, Starlette))}
+    for owner in owners.values():
+        for route in _fastapi.served_routes(owner.routes):
+            if getattr(route, "endpoint", None) is endpoint:
+                return route
+    return None
 
 
 def _describe(endpoint: Any) -> str:
@@ -157,8 +166,7 @@ def _decorate(endpoint: Any, given: dict[str, Any]) -> Any:
     options = check_options(given, name)
     generator = _check_endpoint(endpoint, name)
     signature = _fastapi.signature(endpoint)
-    returns = returns_response(signature.return_annotation)
-    marker = Wrapped(endpoint, given, generator=generator is not None, returns_response=returns)
+    marker = Wrapped(endpoint, given, generator=generator is not None)
     if generator is not None:
         check_stream_options(options, name)
         return _dressed(_items_wrapper(endpoint, generator, name), endpoint, signature, marker)
@@ -274,22 +282,6 @@ def _check_endpoint(endpoint: Any, name: str) -> Callable[..., Any] | None:
         msg = f"dispatch() takes an endpoint function, not {name}"
         raise TypeError(msg)
     return generator_function(endpoint)
-
-
-def check_stream_options(options: Options, name: str) -> None:
-    """Refuse the options a stream cannot honour: its events are framed one per line."""
-    given = [
-        f"{key}=..." for key in ("status_code", "headers", "media_type") if getattr(options, key)
-    ]
-    if options.option & (orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE):
-        given.append("option=OPT_INDENT_2/OPT_APPEND_NEWLINE")
-    if given:
-        msg = (
-            f"dispatch({', '.join(given)}) for the endpoint {name}, which streams: a stream takes "
-            "its status and headers from its route, and each event is one line; only by_alias, "
-            "exclude_unset, exclude_defaults, exclude_none and option=orjson.OPT_SORT_KEYS apply"
-        )
-        raise TypeError(msg)
 
 
 def _injected_parameters(signature: inspect.Signature, name: str) -> tuple[str | None, str | None]:

@@ -1,8 +1,11 @@
-"""FastAPI's own computations, used instead of copies of them; one branch per release.
+"""What depends on FastAPI's release, or on FastAPI being installed: one branch per change.
 
-FastAPI is optional: Starlette apps use `dispatch` without it, and every function here has the
-answer Starlette implies when FastAPI is missing. Each branch names the FastAPI release whose
-change it follows, so that it can be dropped with that release.
+FastAPI is optional: Starlette apps use `dispatch` without it, and every name here has the
+answer Starlette implies when FastAPI is missing. Each probe of FastAPI runs once, at import,
+and names the FastAPI release whose change it follows (checked against FastAPI's history), so
+that it can be dropped with that release; docs/dispatch.md lists them (tested against this
+module). Nothing here changes FastAPI: values are read, routes are given settings while FastAPI
+builds their handler, and put back.
 """
 
 from __future__ import annotations
@@ -11,20 +14,25 @@ import contextlib
 import copy
 import functools
 import inspect
-import sys
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
+from pydantic import ValidationError
+from starlette.responses import JSONResponse
+
 __all__ = [
+    "JSON_RENDERS",
+    "NOT_SET",
     "VALIDATION_ERRORS",
-    "ResponseField",
-    "building_with",
-    "copied_dependant",
+    "building_handler",
     "document_both",
     "effective_route",
     "format_sse_event",
+    "handler_dependant",
     "included_routers",
     "is_async",
+    "is_fastapi_route",
+    "is_placeholder",
     "jsonable_encoders",
     "keepalive_comment",
     "original_route",
@@ -32,11 +40,9 @@ __all__ = [
     "rebuild",
     "refuse_pydantic_v1",
     "response_class_in_force",
-    "response_field_attributes",
     "response_validation_error",
     "return_annotation",
     "route_being_built",
-    "route_in_scope",
     "routes_changed",
     "seed_endpoint_context",
     "serialization_operation",
@@ -46,33 +52,62 @@ __all__ = [
     "signature",
     "streams",
     "streams_events",
-    "user_frame",
     "validated",
 ]
 
-from pydantic import ValidationError
-
-from orjson_dispatch._rendering import Encoded
-
 try:
-    from fastapi import encoders, routing
+    from fastapi import encoders, responses, routing
     from fastapi.datastructures import DefaultPlaceholder
     from fastapi.dependencies import models as dependency_models
     from fastapi.dependencies import utils as dependency_utils
     from fastapi.exceptions import ResponseValidationError
+    from fastapi.utils import create_model_field
 except ImportError:  # a Starlette app
-    encoders = routing = dependency_models = dependency_utils = None  # type: ignore[assignment]
+    encoders = responses = routing = dependency_models = dependency_utils = None  # type: ignore[assignment]
+    create_model_field = None  # type: ignore[assignment]
     DefaultPlaceholder = None  # type: ignore[assignment,misc]
     VALIDATION_ERRORS: tuple[type[Exception], ...] = (ValidationError,)
 else:
     VALIDATION_ERRORS = (ValidationError, ResponseValidationError)
+
+# FastAPI 0.135: Server-Sent Events (fastapi.sse).
 try:
     from fastapi import sse
 except ImportError:  # FastAPI before 0.135, or a Starlette app
     sse = None  # type: ignore[assignment]
 
+# FastAPI 0.142: OpenTelemetry spans per request (fastapi.telemetry, which fastapi.routing imports).
+try:
+    from fastapi.telemetry import _api as telemetry
+except ImportError:  # FastAPI before 0.142, or a Starlette app
+    telemetry = None  # type: ignore[assignment]
+
+#: The `render` methods that write the JSON orjson writes: JSONResponse's, and FastAPI's
+#: ORJSONResponse and UJSONResponse (every supported release).
+JSON_RENDERS = frozenset(
+    {JSONResponse.render}
+    | {
+        getattr(responses, name).render
+        for name in ("ORJSONResponse", "UJSONResponse")
+        if hasattr(responses, name)
+    }
+)
 
 Encoder = Callable[[Any], Any]
+
+# FastAPI 0.128: pydantic.v1 models refused by jsonable_encoder.
+_is_pydantic_v1 = getattr(encoders, "is_pydantic_v1_model_instance", None)
+_PydanticV1Error = getattr(encoders, "PydanticV1NotSupportedError", None)
+# FastAPI 0.140: async-ness decided with the outer callable first.
+_is_coroutine_callable = getattr(dependency_models, "_is_coroutine_callable", None)
+# FastAPI 0.124.2: endpoint signatures read with eval_str=True, unresolved names kept.
+_get_signature = getattr(dependency_utils, "_get_signature", None)
+# FastAPI 0.137: an included route's handler built with its effective route context set.
+_effective_route_context = getattr(routing, "_effective_route_context_var", None)
+# FastAPI 0.164: each route's app limits the body size.
+_with_body_limit = getattr(routing, "wrap_app_with_body_limit", None)
+# FastAPI 0.124: endpoint context on validation errors, cached per callable.
+_extract_endpoint_context = getattr(routing, "_extract_endpoint_context", None)
 
 
 def jsonable_encoders(
@@ -83,7 +118,7 @@ def jsonable_encoders(
     FastAPI's own objects (`fastapi.encoders.ENCODERS_BY_TYPE`, `encoders_by_class_tuples`),
     so that an entry a user adds is seen as FastAPI sees it; `fallback` for a Starlette app.
     """
-    by_type = getattr(encoders, "ENCODERS_BY_TYPE", None)
+    by_type = getattr(encoders, "ENCODERS_BY_TYPE", None)  # every release: None without FastAPI
     if by_type is not None:
         return by_type, encoders.encoders_by_class_tuples
     grouped: dict[Encoder, tuple[type[Any], ...]] = {}
@@ -99,23 +134,20 @@ def refuse_pydantic_v1(value: Any) -> None:
     (a 500) for such a model, after its tables of encoders and before `dict(value)`. Earlier
     releases, and a Starlette app, encode it as `dict(value)`.
     """
-    is_v1 = getattr(encoders, "is_pydantic_v1_model_instance", None)
-    error = getattr(encoders, "PydanticV1NotSupportedError", None)
-    if is_v1 is not None and error is not None and is_v1(value):
+    if _is_pydantic_v1 is not None and _PydanticV1Error is not None and _is_pydantic_v1(value):
         msg = (
             "pydantic.v1 models are no longer supported by FastAPI."
             f" Please update the model {value!r}."
         )
-        raise error(msg)
+        raise _PydanticV1Error(msg)
 
 
 def is_async(endpoint: Callable[..., Any]) -> bool:
     """Tell whether FastAPI awaits `endpoint` (True) or runs it in the threadpool (False)."""
     # FastAPI 0.140 decides with the outer callable first, then through partials, __wrapped__
     # and __call__: an async wrapper around a sync function is async.
-    decide = getattr(dependency_models, "_is_coroutine_callable", None)
-    if decide is not None:
-        return bool(decide(endpoint))
+    if _is_coroutine_callable is not None:
+        return bool(_is_coroutine_callable(endpoint))
     # Earlier FastAPI releases and Starlette look through partials and at __call__.
     while isinstance(endpoint, functools.partial):
         endpoint = endpoint.func
@@ -155,12 +187,11 @@ def format_sse_event(**fields: Any) -> bytes:
     return sse.format_sse_event(**fields)
 
 
-def response_field_attributes(route: Any) -> tuple[str, ...]:
-    """Return the attributes of `route` the handler FastAPI builds reads the response field from."""
-    # FastAPI before 0.128.4 builds the handler from a clone of the field.
-    if hasattr(route, "secure_cloned_response_field"):
-        return ("response_field", "secure_cloned_response_field")
-    return ("response_field",)
+def ping_interval() -> float:
+    """Return the seconds of silence after which FastAPI's Server-Sent Events send a ping."""
+    # FastAPI 0.135 pings after `_PING_INTERVAL` seconds (15), a constant of fastapi.sse that
+    # fastapi.routing imports and reads when a stream is silent: read when a stream starts.
+    return float(getattr(routing, "_PING_INTERVAL", 15.0))
 
 
 def serializes_json(field: Any) -> bool:
@@ -182,11 +213,16 @@ def validated(field: Any, value: Any, wrapper: Callable[..., Any] | None = None)
     return result
 
 
-def ping_interval() -> float:
-    """Return the seconds of silence after which FastAPI's Server-Sent Events send a ping."""
-    # FastAPI 0.135 pings after `_PING_INTERVAL` seconds (15), a constant of fastapi.sse that
-    # fastapi.routing imports and reads when a stream is silent.
-    return float(getattr(routing, "_PING_INTERVAL", 15.0))
+def signature(endpoint: Callable[..., Any]) -> inspect.Signature:
+    """Return the signature FastAPI reads: string annotations evaluated where they resolve."""
+    # FastAPI 0.123.7 evaluates annotations with inspect.signature(eval_str=True) (0.124.2 keeps
+    # the strings where a name is missing, as TYPE_CHECKING imports are).
+    if _get_signature is not None:
+        return _get_signature(endpoint)  # type: ignore[no-any-return]
+    try:
+        return inspect.signature(endpoint, eval_str=True)
+    except NameError:
+        return inspect.signature(endpoint)
 
 
 def return_annotation(endpoint: Callable[..., Any]) -> Any:
@@ -207,8 +243,6 @@ def document_both(route: Any, item: Any, media_type: str) -> None:
     # not documented.
     if not hasattr(route, "is_json_stream"):
         return
-    from fastapi.utils import create_model_field  # noqa: PLC0415 - FastAPI 0.134 has it
-
     if item is not None and route.stream_item_field is None:
         route.stream_item_type = item
         route.stream_item_field = create_model_field(
@@ -224,36 +258,99 @@ def document_both(route: Any, item: Any, media_type: str) -> None:
         route.response_fields = {**route.response_fields, status: route.response_field}
 
 
-def signature(endpoint: Callable[..., Any]) -> inspect.Signature:
-    """Return the signature FastAPI reads: string annotations evaluated where they resolve."""
-    # FastAPI 0.123.7 evaluates annotations with inspect.signature(eval_str=True) (0.124.2 keeps
-    # the strings where a name is missing, as TYPE_CHECKING imports are).
-    read = getattr(dependency_utils, "_get_signature", None)
-    if read is not None:
-        return read(endpoint)  # type: ignore[no-any-return]
-    try:
-        return inspect.signature(endpoint, eval_str=True)
-    except NameError:
-        return inspect.signature(endpoint)
-
-
 def route_being_built(route: Any) -> Any:
     """Return what FastAPI builds `route`'s handler for inside `APIRoute.get_route_handler`."""
     # FastAPI 0.137 serves an included route through an effective route context, one per
     # inclusion (prefix, default_response_class, dependencies...), and builds its handler with
     # that context set in a context variable; before, include_router copied the route.
-    variable = getattr(routing, "_effective_route_context_var", None)
-    context = variable.get() if variable is not None else None
+    context = _effective_route_context.get() if _effective_route_context is not None else None
     if context is not None and context.original_route is route:
         return context
     return route
 
 
-def copied_dependant(route: Any) -> Any:
-    """Return a copy of the route's `Dependant`, whose `call` may be replaced in the copy only."""
-    # Every FastAPI release solves a route's dependencies from route.dependant, a dataclass
-    # whose `call` is the endpoint; the handler FastAPI builds reads it once.
-    return copy.copy(route.dependant)
+def handler_dependant(
+    route: Any, call: Callable[[Callable[..., Any], str], Callable[..., Any]], response_name: str
+) -> Any:
+    """Return a copy of the route's `Dependant` that calls `call(endpoint, response_parameter)`.
+
+    FastAPI (every release) solves a route's dependencies from `route.dependant`, whose `call`
+    is the endpoint and whose `response_param_name` names the endpoint's `Response` parameter;
+    the handler FastAPI builds reads both once. Where the endpoint declares no such parameter,
+    the copy asks FastAPI to inject one as `response_name`.
+    """
+    dependant = copy.copy(route.dependant)
+    if dependant.response_param_name is None:
+        dependant.response_param_name = response_name
+    dependant.call = call(route.dependant.call, dependant.response_param_name)
+    return dependant
+
+
+@contextlib.contextmanager
+def building_handler(
+    route: Any,
+    *,
+    response_field: Any,
+    response_class: type[Any],
+    default_class: bool,
+    dependant: Any = None,
+) -> Iterator[None]:
+    """Give FastAPI these settings of `route` while it builds its handler, then put them back.
+
+    FastAPI reads the settings of the route, or of its effective route context (0.137), in
+    `APIRoute.get_route_handler`; the OpenAPI document and everything else keep reading the
+    originals.
+
+    Args:
+        route: The route, or its effective route context.
+        response_field: What the handler validates and serializes returned values through.
+        response_class: The class the handler renders with.
+        default_class: Mark it as FastAPI's default (a `DefaultPlaceholder`), which decides
+            FastAPI's serialization of typed values (0.130).
+        dependant: A `handler_dependant` whose endpoint returns the finished stream: the
+            handler then streams nothing itself.
+    """
+    substitutes: dict[str, Any] = {
+        name: response_field for name in _RESPONSE_FIELDS if hasattr(route, name)
+    }
+    substitutes["response_class"] = (
+        DefaultPlaceholder(response_class) if default_class else response_class
+    )
+    if dependant is not None:
+        substitutes["dependant"] = dependant
+        # FastAPI 0.134 streams a route whose stream_item_field or is_json_stream is set.
+        if hasattr(route, "is_json_stream"):
+            substitutes.update(stream_item_field=None, is_json_stream=False)
+    originals = {name: getattr(route, name) for name in substitutes}
+    try:
+        for name, value in substitutes.items():
+            setattr(route, name, value)
+        yield
+    finally:
+        for name, value in originals.items():
+            setattr(route, name, value)
+
+
+# FastAPI before 0.128.4 builds the handler from `secure_cloned_response_field`, a clone of the
+# response field; later releases from `response_field`.
+_RESPONSE_FIELDS = ("response_field", "secure_cloned_response_field")
+
+
+def is_fastapi_route(route: Any) -> bool:
+    """Tell whether `route` is a FastAPI route (or effective route context), not a Starlette one."""
+    # Every FastAPI release gives its routes a response field (None without a declared type).
+    return hasattr(route, "response_field")
+
+
+def is_placeholder(value: Any) -> bool:
+    """Tell whether a route setting is FastAPI's default placeholder (nobody set it), or NOT_SET."""
+    return value is NOT_SET or (
+        DefaultPlaceholder is not None and isinstance(value, DefaultPlaceholder)
+    )
+
+
+#: A setting not given at all, which FastAPI's signatures default to a `DefaultPlaceholder`.
+NOT_SET: Any = object()
 
 
 def response_class_in_force(route: Any) -> tuple[type[Any], bool]:
@@ -261,7 +358,7 @@ def response_class_in_force(route: Any) -> tuple[type[Any], bool]:
     # Every FastAPI release marks a response class nobody set (the router's, the app's
     # default_response_class) as a DefaultPlaceholder.
     response_class = route.response_class
-    if DefaultPlaceholder is not None and isinstance(response_class, DefaultPlaceholder):
+    if is_placeholder(response_class):
         return response_class.value, True
     return response_class, False
 
@@ -294,63 +391,9 @@ def included_routers(router: Any) -> list[Any]:
     ]
 
 
-def rebuild(route: Any, route_class: type[Any]) -> None:
-    """Make `route` an instance of `route_class` (a subclass of its class) and rebuild its app.
-
-    Everything FastAPI made of the route's settings (its dependant, fields, OpenAPI) is kept;
-    the handler is built again, as `APIRoute.__init__` builds it.
-    """
-    route.__class__ = route_class
-    app = routing.request_response(route.get_route_handler())
-    # FastAPI 0.165 limits the body size of each route's app.
-    limited = getattr(routing, "wrap_app_with_body_limit", None)
-    route.app = app if limited is None else limited(app, route.max_body_size)
-
-
-def routes_changed(router: Any) -> None:
-    """Make FastAPI build again what it made of the routes of `router` (not of its inclusions)."""
-    # FastAPI 0.165 caches the effective route contexts of an included router (their handlers
-    # built from its routes) until the router's routes change.
-    mark = getattr(router, "_mark_routes_changed", None)
-    if mark is not None:
-        mark()
-
-
-_LIBRARIES = ("orjson_dispatch", "fastapi", "starlette")
-
-
-def user_frame() -> Any:
-    """Return the innermost frame of code outside orjson_dispatch, FastAPI and Starlette."""
-    frame: Any = sys._getframe(1)
-    while frame.f_back is not None and str(frame.f_globals.get("__name__")).startswith(_LIBRARIES):
-        frame = frame.f_back
-    return frame
-
-
-def route_in_scope(endpoint: Any) -> Any:
-    """Return a route of a router in the user's scope (`user_frame`) serving `endpoint`, or None.
-
-    A function that a name in the scope holds already (registered plain at one path, wrapped
-    for another) is not being decorated: None.
-    """
-    frame = user_frame()
-    scope = {**frame.f_globals, **frame.f_locals}
-    if any(value is endpoint for value in scope.values()):
-        return None
-    from starlette.applications import Starlette  # noqa: PLC0415 - only for misuse warnings
-    from starlette.routing import Router  # noqa: PLC0415
-
-    owners = {id(v): v for v in scope.values() if isinstance(v, (Router, Starlette))}
-    for owner in owners.values():
-        for route in served_routes(owner.routes):
-            if getattr(route, "endpoint", None) is endpoint:
-                return route
-    return None
-
-
 def served_routes(routes: Any) -> Iterator[Any]:
     """Yield the routes of a router as it serves them, each included router's expanded."""
-    # FastAPI 0.165 keeps an included router as one `_IncludedRouter` entry whose effective
+    # FastAPI 0.137 keeps an included router as one `_IncludedRouter` entry whose effective
     # candidates are its routes as included (prefix, response class...); before, include_router
     # copied each route into the including router.
     for route in routes:
@@ -361,82 +404,47 @@ def served_routes(routes: Any) -> Iterator[Any]:
             yield route
 
 
+def rebuild(route: Any, route_class: type[Any]) -> None:
+    """Make `route` an instance of `route_class` (a subclass of its class) and rebuild its app.
+
+    Everything FastAPI made of the route's settings (its dependant, fields, OpenAPI) is kept;
+    the handler is built again, as `APIRoute.__init__` builds it.
+    """
+    route.__class__ = route_class
+    app = routing.request_response(route.get_route_handler())
+    # FastAPI 0.164 limits the body size of each route's app.
+    route.app = app if _with_body_limit is None else _with_body_limit(app, route.max_body_size)
+
+
+def routes_changed(router: Any) -> None:
+    """Make FastAPI build again what it made of the routes of `router` (not of its inclusions)."""
+    # FastAPI 0.137 caches the effective route contexts of an included router (their handlers
+    # built from its routes) until the router's routes change.
+    mark = getattr(router, "_mark_routes_changed", None)
+    if mark is not None:
+        mark()
+
+
 def seed_endpoint_context(wrapper: Callable[..., Any], endpoint: Callable[..., Any]) -> None:
     """Make FastAPI's error context for `wrapper` name `endpoint`'s file, line and function."""
     # FastAPI 0.124 adds the endpoint's file, line and function to validation errors, read once
     # per callable with inspect and cached by id(). The wrapper's code lives in this package;
     # the user's endpoint is what the errors must name.
-    extract = getattr(routing, "_extract_endpoint_context", None)
-    cache = getattr(routing, "_endpoint_context_cache", None)
-    if extract is not None and isinstance(cache, dict):
-        cache[id(wrapper)] = dict(extract(endpoint))
+    if _extract_endpoint_context is not None:  # its cache read now: tests replace it
+        cache: dict[int, Any] = routing._endpoint_context_cache
+        cache[id(wrapper)] = dict(_extract_endpoint_context(endpoint))
 
 
 def response_validation_error(
     errors: Any, body: Any, wrapper: Callable[..., Any] | None
 ) -> Exception:
     """Return FastAPI's ResponseValidationError, with its endpoint context where it has one."""
-    extract = getattr(routing, "_extract_endpoint_context", None)
-    if extract is None or wrapper is None:  # FastAPI before 0.124, or no endpoint to name
+    if _extract_endpoint_context is None or wrapper is None:  # before 0.124, or no endpoint
         return ResponseValidationError(errors=errors, body=body)
     # The cached context of the wrapper (seeded with the endpoint's) holds the request's path:
     # FastAPI writes it there when the request starts.
-    context: Any = dict(extract(wrapper))
+    context: Any = dict(_extract_endpoint_context(wrapper))
     return ResponseValidationError(errors=errors, body=body, endpoint_ctx=context)
-
-
-@contextlib.contextmanager
-def building_with(route: Any, substitutes: dict[str, Any]) -> Iterator[None]:
-    """Set attributes of `route` while FastAPI builds its handler, then put them back.
-
-    FastAPI (every release) reads the settings of the route, or of its effective route context
-    (0.137), in `APIRoute.get_route_handler`; the OpenAPI document and everything else keep
-    reading the originals.
-    """
-    originals = {name: getattr(route, name) for name in substitutes}
-    try:
-        for name, value in substitutes.items():
-            setattr(route, name, value)
-        yield
-    finally:
-        for name, value in originals.items():
-            setattr(route, name, value)
-
-
-class ResponseField:
-    """Stands in for FastAPI's response field (a `ModelField`) in the handler FastAPI builds.
-
-    FastAPI validates returned values with `validate` (the original field's, always: it runs
-    the model validators of a returned instance too) and serializes them with `serialize_json`
-    (FastAPI 0.130 and later, default response class) or `serialize` (a response class of the
-    route's own, or FastAPI before 0.130), whose result the route's response class renders:
-    here an `Encoded` body that `rendering(cls)` passes through. Without a declared type
-    (FastAPI's untyped path), values are taken as they are.
-
-    Args:
-        field: FastAPI's field, or None.
-        encode: Returns the JSON of a validated value.
-    """
-
-    __slots__ = ("_encode", "_field")
-
-    def __init__(self, field: Any, encode: Callable[[Any], bytes]) -> None:
-        self._field = field
-        self._encode = encode
-
-    def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
-        if self._field is None:
-            return value, None
-        return self._field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
-
-    def serialize_json(self, value: Any, **_settings: Any) -> bytes:
-        return self._encode(value)
-
-    def serialize(self, value: Any, **_settings: Any) -> Encoded:
-        return Encoded(self._encode(value))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._field, name)
 
 
 @contextlib.contextmanager
@@ -445,12 +453,7 @@ def serialization_operation(function: Callable[..., Any]) -> Iterator[None]:
     # FastAPI 0.142 traces each request with OpenTelemetry: `fastapi.dependencies`,
     # `fastapi.endpoint` and `fastapi.serialization` spans, children of the request's span.
     # `dispatch` serializes inside the endpoint call, so its span is opened under the request's.
-    try:
-        from fastapi.telemetry import _api as telemetry  # noqa: PLC0415
-    except ImportError:
-        yield
-        return
-    request_telemetry = telemetry._get_request_telemetry()
+    request_telemetry = telemetry._get_request_telemetry() if telemetry is not None else None
     if request_telemetry is None or request_telemetry.tracer is None:
         yield
         return
@@ -463,12 +466,7 @@ def serialization_operation(function: Callable[..., Any]) -> Iterator[None]:
             parent, end_on_exit=False, record_exception=False, set_status_on_exception=False
         )
         if parent is not None
-        else _nothing(),
+        else contextlib.nullcontext(),
         telemetry._operation(name="serialization", function=function),
     ):
         yield
-
-
-@contextlib.contextmanager
-def _nothing() -> Iterator[None]:
-    yield

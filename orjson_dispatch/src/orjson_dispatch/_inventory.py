@@ -22,8 +22,8 @@ def dispatched_routes(app: Any) -> dict[str, bool]:
         `{"GET,POST /path": served_by_orjson}` for every HTTP route, in the order the app tries
         them: included routers with their prefixes, mounted apps under their mount paths.
         True where `DispatchRoute` or `dispatch` serializes the values (the rule both follow,
-        whose reason a `DispatchRoute` logs at debug level): not for an endpoint that returns a
-        Response, a route whose response class renders something else than JSON, or a
+        whose reason a `DispatchRoute` logs at debug level), a returned `Response` being sent
+        as it is: not for a route whose response class renders something else than JSON, or a
         generator endpoint that FastAPI streams itself.
     """
     return {f"{verbs} {path}": served for verbs, path, served in _walk(app, "")}

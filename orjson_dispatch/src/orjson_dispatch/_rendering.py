@@ -14,6 +14,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
+from orjson_dispatch._fastapi import JSON_RENDERS
+
 __all__ = ["Encoded", "body_allowed", "reads_content", "rendering", "renders_json"]
 
 
@@ -34,18 +36,7 @@ def renders_json(response_class: type[Response]) -> bool:
     """
     if not issubclass(response_class, JSONResponse) or reads_content(response_class):
         return False
-    renders = {JSONResponse.render}
-    try:
-        from fastapi import responses  # noqa: PLC0415 - FastAPI is optional
-    except ImportError:  # a Starlette app
-        pass
-    else:
-        renders.update(
-            getattr(responses, name).render
-            for name in ("ORJSONResponse", "UJSONResponse")
-            if hasattr(responses, name)
-        )
-    return response_class.render in renders
+    return response_class.render in JSON_RENDERS
 
 
 def reads_content(response_class: type[Response]) -> bool:

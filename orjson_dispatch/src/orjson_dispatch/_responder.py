@@ -117,7 +117,7 @@ class Responder:
 
     def _answer(self, request: Request | None) -> _Answer:
         route = _fastapi.effective_route(request.scope) if request is not None else None
-        if route is None or not hasattr(route, "response_field"):
+        if route is None or not _fastapi.is_fastapi_route(route):
             if self._standalone is None:
                 self._standalone = self._standalone_answer()
             return self._standalone
@@ -162,12 +162,12 @@ class Responder:
                 options.status_code,
                 route.status_code,
             )
+        assert served.serialization is not None  # orjson serializes: it has one
+        serialize = route_serializer(field, served.serialization)
         encode: Callable[[Any], bytes]
         if field is None:
-            # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
-            encode = route_serializer(None, options.serialization())
+            encode = serialize
         else:
-            serialize = route_serializer(field, options.serialization(route))
             wrapper = self._wrapper
 
             def encode(value: Any) -> bytes:

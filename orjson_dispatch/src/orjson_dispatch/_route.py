@@ -10,11 +10,12 @@ context of validation errors, stays FastAPI's own.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from fastapi.datastructures import DefaultPlaceholder
 from fastapi.routing import APIRoute, APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -22,19 +23,24 @@ from starlette.responses import JSONResponse, Response
 
 from orjson_dispatch import _fastapi
 from orjson_dispatch._diagnostics import logger, methods
-from orjson_dispatch._dispatch import REQUEST_PARAMETER, RESPONSE_PARAMETER, check_stream_options
 from orjson_dispatch._encoders import route_serializer
-from orjson_dispatch._options import Options, check_options
-from orjson_dispatch._rendering import rendering
+from orjson_dispatch._rendering import Encoded, rendering
 from orjson_dispatch._request_body import parsing_json
-from orjson_dispatch._serving import returns_response, serving, wrapped_endpoint
+from orjson_dispatch._serving import (
+    REQUEST_PARAMETER,
+    RESPONSE_PARAMETER,
+    EndpointFacts,
+    Serving,
+    endpoint_facts,
+    serialization_in_force,
+    serving,
+    wrapped_endpoint,
+)
 from orjson_dispatch._stream_settings import StreamSettings
-from orjson_dispatch._streamed import ReturnedStream, ServerSentEvents, Streamed, returned_stream
+from orjson_dispatch._streamed import ServerSentEvents, Streamed
 from orjson_dispatch._streams import build_stream
 
 __all__ = ["DispatchRoute", "use_dispatch_routes"]
-
-_DEFAULTS = Options()
 
 
 class DispatchRoute(APIRoute):
@@ -53,9 +59,10 @@ class DispatchRoute(APIRoute):
     The responses, their headers and the OpenAPI document are FastAPI's own; only the
     serialization of returned values (and of the items of JSON Lines and Server-Sent Events
     streams) is orjson's, with FastAPI's JSON, and so is the parse of JSON request bodies, with
-    `json.loads`'s values and errors (`request_json`). Routes whose response class renders something
-    other than JSON (`PlainTextResponse`, `HTMLResponse`, a class with its own `render`) and
-    endpoints already wrapped in `dispatch` are left as they are.
+    `json.loads`'s values and errors (`request_json`). A returned `Response` is sent as it is,
+    whatever the endpoint declares (`-> Response` included). Routes whose response class renders
+    something other than JSON (`PlainTextResponse`, `HTMLResponse`, a class with its own
+    `render`) and endpoints already wrapped in `dispatch` are left as they are.
 
     Attributes:
         stream_settings: The ping interval and send timeout of the route's streams; set it in
@@ -68,6 +75,7 @@ class DispatchRoute(APIRoute):
 
     dispatched: bool = False
     stream_settings: StreamSettings = StreamSettings()
+    endpoint_facts: EndpointFacts
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -82,18 +90,14 @@ class DispatchRoute(APIRoute):
         An endpoint whose return type declares a stream (`Body | ServerSentEvents[Item]`) has
         the rest of it (`Body`) as its response model, unless `response_model` is given.
         """
-        self._read_endpoint(endpoint)
-        if self._returned_stream is not None and isinstance(
-            settings.get("response_model", DefaultPlaceholder(None)), DefaultPlaceholder
-        ):
-            settings["response_model"] = self._returned_stream.body
-        super().__init__(path, endpoint, **settings)
-
-    def _read_endpoint(self, endpoint: Callable[..., Any]) -> None:
         # Read once: FastAPI 0.137 to 0.141 build the handler of an included route per request.
-        annotation = _fastapi.return_annotation(endpoint)
-        self._returned_stream = returned_stream(annotation)
-        self._returns_response = returns_response(annotation)
+        self.endpoint_facts = endpoint_facts(endpoint)
+        returned = self.endpoint_facts.returned_stream
+        if returned is not None and _fastapi.is_placeholder(
+            settings.get("response_model", _fastapi.NOT_SET)
+        ):
+            settings["response_model"] = returned.body
+        super().__init__(path, endpoint, **settings)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         """Return FastAPI's handler for this route, serializing returned values with orjson.
@@ -106,18 +110,8 @@ class DispatchRoute(APIRoute):
         served = serving(route)
         self.dispatched = served.by is not None
         logger.debug("%s %s %s", methods(route), route.path, served)
-        if served.by != "DispatchRoute":
+        with _building(route, served, self.stream_settings):
             return parsing_json(super().get_route_handler(), _check_routes_left)
-        if self._streams(route):
-            substitutes = _stream_substitutes(route, self.stream_settings)
-        else:
-            substitutes = _body_substitutes(route)
-        with _fastapi.building_with(route, substitutes):
-            return parsing_json(super().get_route_handler(), _check_routes_left)
-
-    def _streams(self, route: Any) -> bool:
-        """Tell whether the route (or an effective route context of it) answers a stream."""
-        return _fastapi.streams(route) or self._returned_stream is not None
 
 
 def use_dispatch_routes(app: Any, route_class: Any = DispatchRoute) -> None:
@@ -152,7 +146,7 @@ def use_dispatch_routes(app: Any, route_class: Any = DispatchRoute) -> None:
 
 def _adopt(router: Any, route_class: type[DispatchRoute]) -> None:
     for route in _plain(router.routes):
-        DispatchRoute._read_endpoint(route, route.endpoint)
+        route.endpoint_facts = endpoint_facts(route.endpoint)
         _fastapi.rebuild(route, route_class)
     _fastapi.routes_changed(router)
     for included in _fastapi.included_routers(router):
@@ -211,8 +205,41 @@ def _check_routes_left(request: Request) -> None:
         )
 
 
-def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
-    """Serve a stream with `_streams`, FastAPI doing everything else.
+def _building(route: Any, served: Serving, settings: StreamSettings) -> Any:
+    """FastAPI's handler build, with what it serializes through and renders with substituted."""
+    if served.by != "DispatchRoute":
+        return contextlib.nullcontext()
+    if not served.stream:
+        return _fastapi.building_handler(route, **_body_settings(route, served))
+    dependant = _stream_dependant(route, served, settings)
+    if served.returned_stream is None:  # always a stream: no JSON body to serialize
+        body: dict[str, Any] = {
+            "response_field": None,
+            "response_class": JSONResponse,
+            "default_class": True,
+        }
+    else:  # the JSON body: as the route answers any value
+        _fastapi.document_both(
+            route, served.returned_stream.item, served.returned_stream.kind.media_type
+        )
+        body = _body_settings(route, served)
+    return _fastapi.building_handler(route, dependant=dependant, **body)
+
+
+def _body_settings(route: Any, served: Serving) -> dict[str, Any]:
+    """Serialize returned values with orjson: the response field and the response class."""
+    response_class, is_default = _fastapi.response_class_in_force(route)
+    field = route.response_field
+    assert served.serialization is not None
+    return {
+        "response_field": ResponseField(field, route_serializer(field, served.serialization)),
+        "response_class": rendering(response_class),
+        "default_class": is_default,
+    }
+
+
+def _stream_dependant(route: Any, served: Serving, settings: StreamSettings) -> Any:
+    """The route's `Dependant`, calling the endpoint and streaming its items with `_streams`.
 
     FastAPI's handler is given an endpoint that calls the endpoint (or creates the generator)
     and returns the finished streaming response (FastAPI attaches background tasks to a
@@ -220,38 +247,50 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
     the endpoint as for any route. An endpoint that may answer JSON (`returned_stream`) returns
     any other value to FastAPI's handler, which validates and serializes it as the route's.
     """
-    dependant = _fastapi.copied_dependant(route)
-    endpoint = dependant.call
-    options = _DEFAULTS
-    marked = wrapped_endpoint(endpoint)
-    if marked is not None:  # @dispatch on the endpoint: its options, the endpoint itself
-        endpoint = marked.endpoint
-        options = check_options(marked.options, route.name)
-        check_stream_options(options, route.name)
-    returned = _returned(route)
-    if returned is not None:
-        _fastapi.document_both(route, returned.item, returned.kind.media_type)
     item_field = route.stream_item_field
-    serialization = options.serialization(route if item_field is not None else None)
-    response_name = dependant.response_param_name
-    if response_name is None:  # inject the Response whose status and headers FastAPI applies
-        response_name = dependant.response_param_name = RESPONSE_PARAMETER
-    keep_response = response_name != RESPONSE_PARAMETER
-    serialize_item = route_serializer(item_field, serialization)
-    status_code = route.status_code
-    sse = _fastapi.streams_events(route)
-    is_async = _fastapi.is_async(endpoint)
+    serialize = route_serializer(
+        item_field, serialization_in_force(served.options, route, item_field)
+    )
+    stream = functools.partial(
+        build_stream,
+        events=_fastapi.streams_events(route),
+        settings=settings,
+        **({"status_code": route.status_code} if route.status_code else {}),
+    )
 
-    def encode_item(value: Any) -> bytes:
-        if item_field is not None:
-            value = _fastapi.validated(item_field, value, call)
-        return serialize_item(value)
+    def streaming(endpoint: Callable[..., Any], response_name: str) -> Callable[..., Any]:
+        marked = wrapped_endpoint(endpoint)
+        if marked is not None:  # @dispatch on the endpoint: its options, the endpoint itself
+            endpoint = marked.endpoint
+
+        def encode(value: Any) -> bytes:
+            if item_field is not None:
+                value = _fastapi.validated(item_field, value, call)
+            return serialize(value)
+
+        call = _streaming_call(endpoint, response_name, served, stream, encode)
+        return call
+
+    return _fastapi.handler_dependant(route, streaming, RESPONSE_PARAMETER)
+
+
+def _streaming_call(
+    endpoint: Callable[..., Any],
+    response_name: str,
+    served: Serving,
+    stream: Callable[..., Response],
+    encode: Callable[[Any], bytes],
+) -> Callable[..., Any]:
+    """Return what FastAPI calls for a streaming endpoint: the finished streaming response."""
+    keep_response = response_name != RESPONSE_PARAMETER
+    returned = served.returned_stream
+    is_async = _fastapi.is_async(endpoint)
 
     async def call(**values: Any) -> Any:
         sub_response = values[response_name] if keep_response else values.pop(response_name)
         values.pop(REQUEST_PARAMETER, None)  # what @dispatch asks FastAPI for, for itself
         if returned is None:
-            items, events = endpoint(**values), sse
+            items, events = endpoint(**values), None
         else:
             result = await (
                 endpoint(**values) if is_async else run_in_threadpool(endpoint, **values)
@@ -259,54 +298,51 @@ def _stream_substitutes(route: Any, settings: StreamSettings) -> dict[str, Any]:
             if not isinstance(result, Streamed):
                 return result  # the JSON body, answered by FastAPI's handler
             items, events = result.items, isinstance(result, ServerSentEvents)
-        status = sub_response.status_code or status_code
-        response = build_stream(
-            items,
-            encode_item,
-            events=events,
-            settings=settings,
-            **({"status_code": status} if status else {}),
-        )
+        kwargs: dict[str, Any] = {} if events is None else {"events": events}
+        if sub_response.status_code:
+            kwargs["status_code"] = sub_response.status_code
+        response = stream(items, encode, **kwargs)
         response.headers.raw.extend(sub_response.headers.raw)
         return response
 
-    call.__name__ = getattr(endpoint, "__name__", call.__name__)
-    call.__qualname__ = getattr(endpoint, "__qualname__", call.__qualname__)
-    call.__module__ = getattr(endpoint, "__module__", call.__module__)
-    dependant.call = call
+    for name in ("__name__", "__qualname__", "__module__"):  # FastAPI's names for the endpoint
+        if hasattr(endpoint, name):
+            setattr(call, name, getattr(endpoint, name))
     _fastapi.seed_endpoint_context(call, endpoint)
-    substitutes = {
-        "dependant": dependant,
-        "response_class": DefaultPlaceholder(JSONResponse),
-        "response_field": None,
-        "stream_item_field": None,
-        "is_json_stream": False,
-    }
-    if returned is not None:  # the JSON body: as the route answers any value
-        substitutes.update(_body_substitutes(route, options))
-    return substitutes
+    return call
 
 
-def _body_substitutes(route: Any, options: Options = _DEFAULTS) -> dict[str, Any]:
-    """Serialize returned values with orjson: the response field and the response class.
+class ResponseField:
+    """Stands in for FastAPI's response field (a `ModelField`) in the handler FastAPI builds.
+
+    FastAPI validates returned values with `validate` (the original field's, always: it runs
+    the model validators of a returned instance too) and serializes them with `serialize_json`
+    (FastAPI 0.130 and later, default response class) or `serialize` (a response class of the
+    route's own, or FastAPI before 0.130), whose result the route's response class renders:
+    here an `Encoded` body that `rendering(cls)` passes through. Without a declared type
+    (FastAPI's untyped path), values are taken as they are.
 
     Args:
-        route: The route, or FastAPI's effective route context of one of its inclusions.
-        options: The options of `@dispatch` on the endpoint, over the route's settings.
+        field: FastAPI's field, or None.
+        encode: Returns the JSON of a validated value.
     """
-    response_class, is_default = _fastapi.response_class_in_force(route)
-    rendered = rendering(response_class)
-    field = route.response_field
-    # FastAPI's untyped path is jsonable_encoder(value) with no response_model_* setting.
-    serialization = options.serialization(route if field is not None else None)
-    response_field = _fastapi.ResponseField(field, route_serializer(field, serialization))
-    return {
-        **dict.fromkeys(_fastapi.response_field_attributes(route), response_field),
-        "response_class": DefaultPlaceholder(rendered) if is_default else rendered,
-    }
 
+    __slots__ = ("_encode", "_field")
 
-def _returned(route: Any) -> ReturnedStream | None:
-    """The stream an endpoint may return instead of a JSON body (`JSONLines`, ...), or None."""
-    stream: ReturnedStream | None = _fastapi.original_route(route)._returned_stream
-    return stream
+    def __init__(self, field: Any, encode: Callable[[Any], bytes]) -> None:
+        self._field = field
+        self._encode = encode
+
+    def validate(self, value: Any, values: Any, *, loc: tuple[str, ...]) -> tuple[Any, Any]:
+        if self._field is None:
+            return value, None
+        return self._field.validate(value, values, loc=loc)  # type: ignore[no-any-return]
+
+    def serialize_json(self, value: Any, **_settings: Any) -> bytes:
+        return self._encode(value)
+
+    def serialize(self, value: Any, **_settings: Any) -> Encoded:
+        return Encoded(self._encode(value))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._field, name)
