@@ -2,9 +2,9 @@
 
 from typing import TYPE_CHECKING
 
-from uvicorn_keepalive._protocol import PUBLIC, protocol
-from uvicorn_keepalive._settings import STARTUP_FAILURE, KeepaliveSettings, environment, logger
-from uvicorn_keepalive._socket import plan, set_keepalive, socket_factory, socket_options
+from uvicorn_keepalive._protocol import PUBLIC, named, protocol
+from uvicorn_keepalive._settings import STARTUP_FAILURE, KeepaliveSettings, logger
+from uvicorn_keepalive._socket import set_keepalive, socket_factory, socket_options
 
 if TYPE_CHECKING:
     from uvicorn_keepalive._protocol import H11Protocol, Protocol
@@ -27,13 +27,11 @@ if not TYPE_CHECKING:  # type checkers see the classes imported above, and no ot
     def __getattr__(name: str) -> type:
         # The import reads no variable: the public classes do at their first lookup, which
         # uvicorn's --http makes at startup; a bad variable ends the process there.
-        if name not in PUBLIC:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         try:
-            settings = environment()
+            cls = named(name)
         except ValueError as exc:
             logger.error("%s", exc)
             raise SystemExit(STARTUP_FAILURE) from None
-        globals()[name] = cls = PUBLIC[name]
-        cls.keepalive, cls._plan = settings, plan(settings)
+        if name in PUBLIC:
+            globals()[name] = cls
         return cls

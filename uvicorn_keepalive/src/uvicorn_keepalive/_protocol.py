@@ -12,7 +12,7 @@ from uvicorn.importer import import_from_string
 from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from uvicorn_keepalive._settings import Fields, KeepaliveSettings, logger, resolve
+from uvicorn_keepalive._settings import Fields, KeepaliveSettings, environment, logger, resolve
 from uvicorn_keepalive._socket import Plan, apply, is_tcp, plan
 
 if TYPE_CHECKING:
@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 class _Keepalive(asyncio.Protocol):
     keepalive: ClassVar[KeepaliveSettings]
     _plan: ClassVar[Plan]
-    _announced: ClassVar[bool] = False
+    _announced: ClassVar[bool]
+
+    @classmethod
+    def _use(cls, settings: KeepaliveSettings) -> None:
+        cls.keepalive, cls._plan, cls._announced = settings, plan(settings), False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Apply the settings to the transport's TCP socket, then let uvicorn proceed."""
@@ -41,7 +45,7 @@ class _Keepalive(asyncio.Protocol):
         super().connection_made(transport)
 
 
-class Protocol(_Keepalive, HttpToolsProtocol):
+class Protocol(_Keepalive, HttpToolsProtocol):  # its settings set by `named`
     """uvicorn's httptools protocol applying the environment's settings to each TCP connection.
 
     Read at the first lookup of ``uvicorn_keepalive.Protocol`` (``--http``'s, at startup): a
@@ -62,19 +66,22 @@ Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"  # pickled by
 @functools.cache
 def _subclass(base: type[_Keepalive], settings: KeepaliveSettings) -> type[_Keepalive]:
     fields = ", ".join(f"{k}={v}" for k, v in vars(settings).items() if v is not None)
-    name = f"{base.__name__}({fields})"
-    namespace = {"__module__": __name__, "__qualname__": name, "__doc__": base.__doc__}
-    cls: type[_Keepalive] = type(name, (base,), {**namespace, "_announced": False})
-    cls.keepalive, cls._plan = settings, plan(settings)
+    cls: type[_Keepalive] = type(f"{base.__name__}({fields})", (base,), {"__doc__": base.__doc__})
+    cls.__module__ = "uvicorn_keepalive"  # pickled by its name, which `named` reads
+    cls._use(settings)
     return cls
 
 
-def __getattr__(name: str) -> type[_Keepalive]:
-    # Unpickling a class of protocol() in a worker that uvicorn spawns: pickle refers to it
-    # by this module and its name, which holds its settings.
-    base, _, fields = name.partition("(")
-    if base not in PUBLIC or not fields.endswith(")"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def named(name: str) -> type[_Keepalive]:
+    # The package's attribute ``name``: a public class with the environment's settings (a bad
+    # variable raises ValueError), or by its name, which holds its settings, a class of
+    # protocol() that pickle refers to in a worker that uvicorn spawns.
+    base, parenthesis, fields = name.partition("(")
+    if base not in PUBLIC or (parenthesis and not fields.endswith(")")):
+        raise AttributeError(f"module 'uvicorn_keepalive' has no attribute {name!r}")
+    if not parenthesis:
+        PUBLIC[base]._use(environment())
+        return PUBLIC[base]
     pairs = (field.split("=") for field in fields[:-1].split(", "))
     return _subclass(PUBLIC[base], KeepaliveSettings(**{k: ast.literal_eval(v) for k, v in pairs}))
 
@@ -100,18 +107,16 @@ def protocol(
 ) -> type[asyncio.Protocol] | str:
     """The protocol class for ``uvicorn.Config(http=...)``: ``http`` with these settings.
 
-    Settings as `KeepaliveSettings` says, validated first whatever ``http`` is: a bad one
-    raises ValueError or TypeError naming it, never SystemExit. ``http`` is what uvicorn
-    takes, and what it names is kept:
+    Settings as `KeepaliveSettings` says, checked first: a bad one raises ValueError or
+    TypeError naming it, never SystemExit. ``http`` as uvicorn takes it, its choice kept:
 
-    - ``"httptools"``, ``"h11"``, ``"auto"`` (resolved as uvicorn resolves it: httptools
-      where it imports, else h11) or one of uvicorn's two classes: a subclass of `Protocol`
-      or `H11Protocol` with the settings. The same settings give the same class; it pickles
-      by its name, which holds them, so uvicorn's ``workers > 1`` rebuilds it in each worker.
-    - A class of this package (`Protocol`, a class of this function, a subclass): as given,
-      with its own settings.
-    - Any other class or name (``"zttp"``): as given, without keepalive, said at WARNING;
-      an import string (``"module:attribute"``): as given, for uvicorn to import.
+    - ``"httptools"``, ``"h11"``, ``"auto"`` (by uvicorn's own table: httptools where it
+      imports, else h11) or uvicorn's class of one: a subclass of `Protocol` or `H11Protocol`
+      with the settings, the same class for the same settings. It pickles by its name, which
+      holds them, so uvicorn's ``workers > 1`` rebuilds it in each worker.
+    - A class of this package (`Protocol`, a class of this function, a subclass): as given.
+    - Another class or name (``"zttp"``): as given, without keepalive, said at WARNING; an
+      import string (``"module:attribute"``): as given, for uvicorn to import.
     """
     settings = resolve(settings, fields)
     if isinstance(http, type) and issubclass(http, _Keepalive):
