@@ -1,21 +1,29 @@
-"""Real uvicorn servers for the tests, on a free loopback port, in a thread of the test process.
+"""Real uvicorn servers for the tests, on a free loopback port: in a thread, or in a process.
 
-``running_server`` is the one way a test starts an in-process server: the keepalive tests (and
-their run on the oldest uvicorn, whose environment has nothing but uvicorn and pytest) and the
-orjson-dispatch tests alike. It imports nothing beyond uvicorn and the standard library.
+``running_server`` is the one way a test starts a server in its own process, ``ServerProcess``
+the one way it starts one in a child process (uvicorn's command line, ``uvicorn.run``, gunicorn),
+for the keepalive tests (and their run on the oldest uvicorn, whose environment has nothing but
+uvicorn and pytest) and the orjson-dispatch tests alike. It imports nothing beyond uvicorn and
+the standard library.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import signal
 import socket
+import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
+
+from tests.paths import ROOT
 
 #: Seconds a server may take to start on a loaded machine (usually a few tens of milliseconds).
 START_TIMEOUT = 30.0
@@ -93,3 +101,65 @@ def running_server(
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+#: What uvicorn logs once it listens; group 1 is the port.
+RUNNING = r"Uvicorn running on http://127\.0\.0\.1:(\d+)"
+
+
+class ServerProcess:
+    """A server in a child process (its own session) whose standard error is collected line by
+    line; run from the repository's root, with the root on ``PYTHONPATH`` (for the test apps)."""
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        python_path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+        self.process = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": python_path, **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.lines)
+
+    def wait_for(self, pattern: str, count: int = 1, timeout: float = 20) -> re.Match[str]:
+        """Wait until ``pattern`` matched ``count`` lines of standard error; the first match."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            matches = [m for line in list(self.lines) if (m := re.search(pattern, line))]
+            if len(matches) >= count:
+                return matches[0]
+            if self.process.poll() is not None:
+                self._reader.join(5)
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"{pattern!r} x{count} not seen; stderr:\n{self.stderr}")
+
+    def port(self) -> int:
+        """The port uvicorn listens on, once it says so (``RUNNING``)."""
+        return int(self.wait_for(RUNNING, timeout=START_TIMEOUT)[1])
+
+    def wait_exit(self, timeout: float = 30) -> int:
+        code = self.process.wait(timeout)
+        self._reader.join(5)
+        return code
+
+    def stop(self) -> None:
+        """Kill the process and its children, if still running, and wait for it."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.wait_exit()

@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from examples.model_server import Completion, Health, ModelList
+from tests.live_server import ServerProcess
 from tests.paths import ROOT
 from tests.uvicorn_keepalive.servers import keepalive_timers
 
@@ -62,24 +63,18 @@ def stop(process: subprocess.Popen[str]) -> None:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """The example app under ``python -m uvicorn --http uvicorn_keepalive:Protocol``."""
-    process = subprocess.Popen(
+    server = ServerProcess(
         [
             *(sys.executable, "-m", "uvicorn", "--app-dir", "examples"),
             *("--http", "uvicorn_keepalive:Protocol", "--host", "127.0.0.1", "--port", "0"),
             "model_server:app",
         ],
-        cwd=ROOT,
-        env={**os.environ, "UVICORN_KEEPALIVE_IDLE": str(KEEPALIVE_IDLE)},
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+        {"UVICORN_KEEPALIVE_IDLE": str(KEEPALIVE_IDLE)},
     )
     try:
-        assert process.stderr is not None
-        match = wait_for_line(process.stderr, r"Uvicorn running on (http://\S+)", [])
-        yield match.group(1)
+        yield f"http://127.0.0.1:{server.port()}"
     finally:
-        stop(process)
+        server.stop()
 
 
 @pytest.fixture

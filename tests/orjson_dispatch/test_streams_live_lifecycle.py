@@ -9,10 +9,8 @@ every step of the generator; nothing is timed.
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
@@ -32,9 +30,9 @@ from orjson_dispatch._streams import PIECE_BYTES
 from starlette.responses import StreamingResponse
 
 from orjson_dispatch import DispatchRoute, StreamSettings
+from tests.live_server import ServerProcess
 from tests.orjson_dispatch.live_streams import SERVERS, SOCKET_TIMEOUT, LiveApp, Reader
 from tests.orjson_dispatch.streams_harness import KINDS
-from tests.paths import ROOT
 
 #: Events larger than what a socket's buffers hold: each takes many reads to drain.
 LARGE = "x" * 2_000_000
@@ -249,24 +247,15 @@ def test_sigterm_closes_the_generators_of_open_streams(tmp_path: Path) -> None:
     asserted, it is FastAPI's.
     """
     closed = tmp_path / "closed.log"
-    server = subprocess.Popen(
+    server = ServerProcess(
         [
             *(sys.executable, "-m", "uvicorn", "tests.orjson_dispatch.shutdown_app:app"),
             *("--port", "0", "--timeout-graceful-shutdown", "1", "--log-level", "info"),
         ],
-        cwd=ROOT,
-        env={**os.environ, "STREAMS_CLOSED_LOG": str(closed)},
-        stderr=subprocess.PIPE,
-        text=True,
+        {"STREAMS_CLOSED_LOG": str(closed)},
     )
     try:
-        assert server.stderr is not None
-        port = None
-        while port is None:
-            line = server.stderr.readline()
-            assert line, "uvicorn ended before it served"
-            if "running on" in line:
-                port = int(line.rsplit(":", 1)[1].split()[0])
+        port = server.port()
         with contextlib.ExitStack() as clients:  # closed after the server has ended
             for name in (
                 "APIRoute-jsonl",
@@ -280,12 +269,10 @@ def test_sigterm_closes_the_generators_of_open_streams(tmp_path: Path) -> None:
                 received = b""
                 while b"first" not in received:
                     received += client.recv(4096)
-            server.send_signal(signal.SIGTERM)
-            server.wait(SOCKET_TIMEOUT)
+            server.process.send_signal(signal.SIGTERM)
+            server.wait_exit(SOCKET_TIMEOUT)
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
+        server.stop()
     assert {"DispatchRoute-jsonl", "DispatchRoute-sse", "APIRoute-jsonl"} <= set(
         closed.read_text().split()
     )

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from packaging.version import Version
 
-from tests.live_server import wait_for
-from tests.paths import ROOT
+from tests.live_server import RUNNING, ServerProcess, wait_for
 from tests.uvicorn_keepalive.servers import expected, get, keepalive_timers
 
 
@@ -49,65 +44,9 @@ pytestmark = [
 ]
 
 
-def python_path() -> str:
-    """PYTHONPATH with the repository root (for the test app) in front of what was there."""
-    return os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-
-
-class Server:
-    """A server process whose standard error is collected line by line."""
-
-    def __init__(self, argv: Sequence[str], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": python_path(), **env},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.append(line)
-
-    @property
-    def stderr(self) -> str:
-        return "".join(self.lines)
-
-    def wait_for(self, pattern: str, count: int = 1, timeout: float = 20) -> re.Match[str]:
-        """Wait until ``pattern`` matched ``count`` lines of standard error."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            matches = [m for line in list(self.lines) if (m := re.search(pattern, line))]
-            if len(matches) >= count:
-                return matches[0]
-            if self.process.poll() is not None:
-                self._reader.join(5)
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"{pattern!r} x{count} not seen; stderr:\n{self.stderr}")
-
-    def wait_exit(self, timeout: float = 30) -> int:
-        code = self.process.wait(timeout)
-        self._reader.join(5)
-        return code
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.wait_exit()
-
-
 @pytest.fixture
-def servers() -> Iterator[list[Server]]:
-    started: list[Server] = []
+def servers() -> Iterator[list[ServerProcess]]:
+    started: list[ServerProcess] = []
     yield started
     for server in started:
         server.stop()
@@ -139,7 +78,6 @@ def uvicorn_cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", "0", *args]
 
 
-RUNNING = r"Uvicorn running on http://127\.0\.0\.1:(\d+)"
 ENVIRONMENT = {
     "UVICORN_KEEPALIVE_IDLE": "41",
     "UVICORN_KEEPALIVE_INTERVAL": "7",
@@ -151,9 +89,9 @@ SAID = r"^INFO: +TCP keepalive: idle 41 s, interval 7 s, 4 probes; TCP_NODELAY o
 
 
 def test_cli_warns_at_startup_and_says_the_settings_at_the_first_connection(
-    servers: list[Server],
+    servers: list[ServerProcess],
 ) -> None:
-    server = Server(
+    server = ServerProcess(
         uvicorn_cli("--http", "uvicorn_keepalive:Protocol", APP),  # the default log level
         {**ENVIRONMENT, "UVICORN_KEEPALIVE_USER_TIMEOUT": "95000", "UVICORN_KEEPALIVE_IDEL": "30"},
     )
@@ -173,9 +111,9 @@ def test_cli_warns_at_startup_and_says_the_settings_at_the_first_connection(
     assert sum("TCP keepalive" in line or "IDEL" in line for line in server.lines) == 2
 
 
-def test_cli_with_two_workers_and_the_environment(servers: list[Server]) -> None:
+def test_cli_with_two_workers_and_the_environment(servers: list[ServerProcess]) -> None:
     argv = uvicorn_cli("--http", "uvicorn_keepalive:Protocol", "--workers", "2", "--lifespan=off")
-    server = Server([*argv, APP], ENVIRONMENT)
+    server = ServerProcess([*argv, APP], ENVIRONMENT)
     servers.append(server)
     port = int(server.wait_for(RUNNING)[1])
     server.wait_for(r"Started server process", count=2)
@@ -193,9 +131,9 @@ NOT_DIGITS = "UVICORN_KEEPALIVE_IDLE='1_0' is not a decimal integer"
 
 @pytest.mark.parametrize(("idle", "message"), [("0", BAD_IDLE), ("1_0", NOT_DIGITS)])
 def test_cli_bad_variable_stops_startup_naming_it(
-    servers: list[Server], idle: str, message: str
+    servers: list[ServerProcess], idle: str, message: str
 ) -> None:
-    server = Server(
+    server = ServerProcess(
         uvicorn_cli("--http", "uvicorn_keepalive:Protocol", APP),
         {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": idle},
     )
@@ -206,8 +144,8 @@ def test_cli_bad_variable_stops_startup_naming_it(
     assert "Traceback" not in server.stderr
 
 
-def test_cli_bad_variable_with_two_workers_never_serves(servers: list[Server]) -> None:
-    server = Server(
+def test_cli_bad_variable_with_two_workers_never_serves(servers: list[ServerProcess]) -> None:
+    server = ServerProcess(
         uvicorn_cli("--http", "uvicorn_keepalive:Protocol", "--workers", "2", APP),
         {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "0"},
     )
@@ -224,26 +162,30 @@ def test_cli_bad_variable_with_two_workers_never_serves(servers: list[Server]) -
     assert "Traceback" not in server.stderr
 
 
-def test_uvicorn_run_with_two_workers_and_a_bad_variable_exits_3(servers: list[Server]) -> None:
+def test_uvicorn_run_with_two_workers_and_a_bad_variable_exits_3(
+    servers: list[ServerProcess],
+) -> None:
     # The parent looks up uvicorn_keepalive.Protocol before it starts a worker: it stops there.
     script = (
         "import uvicorn, uvicorn_keepalive\n"
         f"uvicorn.run({APP!r}, port=0, workers=2, http=uvicorn_keepalive.Protocol)\n"
     )
-    server = Server([sys.executable, "-c", script], {"UVICORN_KEEPALIVE_INTERVAL": "0"})
+    server = ServerProcess([sys.executable, "-c", script], {"UVICORN_KEEPALIVE_INTERVAL": "0"})
     servers.append(server)
     assert server.wait_exit() == 3
     assert server.stderr == "UVICORN_KEEPALIVE_INTERVAL='0' is out of range: 1 to 32767 seconds\n"
 
 
 @pytest.mark.parametrize("http", ["httptools", "h11"])
-def test_uvicorn_run_pickles_protocol_into_two_workers(servers: list[Server], http: str) -> None:
+def test_uvicorn_run_pickles_protocol_into_two_workers(
+    servers: list[ServerProcess], http: str
+) -> None:
     script = (
         "import uvicorn, uvicorn_keepalive\n"
         f"http = uvicorn_keepalive.protocol(idle=43, interval=6, count=5, http={http!r})\n"
         f"uvicorn.run({APP!r}, host='127.0.0.1', port=0, workers=2, lifespan='off', http=http)\n"
     )
-    server = Server([sys.executable, "-c", script], {})
+    server = ServerProcess([sys.executable, "-c", script], {})
     servers.append(server)
     port = int(server.wait_for(RUNNING)[1])
     server.wait_for(r"Started server process", count=2)
@@ -252,14 +194,18 @@ def test_uvicorn_run_pickles_protocol_into_two_workers(servers: list[Server], ht
     server.wait_for(r"^INFO: +TCP keepalive: idle 43 s, interval 6 s, 5 probes; TCP_NODELAY on$")
 
 
-def test_uvicorn_run_pickles_the_public_class_into_two_workers(servers: list[Server]) -> None:
+def test_uvicorn_run_pickles_the_public_class_into_two_workers(
+    servers: list[ServerProcess],
+) -> None:
     # Each worker unpickles Protocol through the startup hook: it reads the environment.
     script = (
         "import uvicorn, uvicorn_keepalive\n"
         f"uvicorn.run({APP!r}, host='127.0.0.1', port=0, workers=2, lifespan='off',"
         " http=uvicorn_keepalive.Protocol)\n"
     )
-    server = Server([sys.executable, "-c", script], {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "47"})
+    server = ServerProcess(
+        [sys.executable, "-c", script], {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "47"}
+    )
     servers.append(server)
     port = int(server.wait_for(RUNNING)[1])
     server.wait_for(r"Started server process", count=2)
@@ -281,18 +227,20 @@ LIBRARY = (
 
 @pytest.mark.parametrize("http", ["auto", "h11", "httptools"])
 def test_a_library_embedding_protocol_keeps_the_users_http(
-    servers: list[Server], http: str
+    servers: list[ServerProcess], http: str
 ) -> None:
-    server = Server([sys.executable, "-c", LIBRARY, http], ENVIRONMENT)
+    server = ServerProcess([sys.executable, "-c", LIBRARY, http], ENVIRONMENT)
     servers.append(server)
     port = int(server.wait_for(RUNNING)[1])
     assert connection_options(port) == expected(41, 7, 4)
 
 
 def test_a_library_embedding_protocol_gets_a_value_error_before_any_server(
-    servers: list[Server],
+    servers: list[ServerProcess],
 ) -> None:
-    server = Server([sys.executable, "-c", LIBRARY, "auto"], {"UVICORN_KEEPALIVE_COUNT": "0"})
+    server = ServerProcess(
+        [sys.executable, "-c", LIBRARY, "auto"], {"UVICORN_KEEPALIVE_COUNT": "0"}
+    )
     servers.append(server)
     assert server.wait_exit() == 1
     assert (
@@ -306,8 +254,8 @@ def gunicorn(*args: str) -> list[str]:
 
 
 @pytest.mark.parametrize("worker", ["UvicornWorker", "UvicornH11Worker"])
-def test_gunicorn_worker(servers: list[Server], worker: str) -> None:
-    server = Server(
+def test_gunicorn_worker(servers: list[ServerProcess], worker: str) -> None:
+    server = ServerProcess(
         gunicorn("-k", f"uvicorn_keepalive.workers.{worker}", APP),
         {**ENVIRONMENT, "UVICORN_KEEPALIVE_IDLE": "44"},
     )
@@ -328,10 +276,10 @@ def test_gunicorn_worker(servers: list[Server], worker: str) -> None:
     ],
 )
 def test_nodelay_with_two_workers_on_asyncio(
-    servers: list[Server], http: str, environment: dict[str, str], nodelay: int
+    servers: list[ServerProcess], http: str, environment: dict[str, str], nodelay: int
 ) -> None:
     argv = uvicorn_cli("--http", http, "--workers", "2", "--loop", "asyncio", "--lifespan=off")
-    server = Server([*argv, OPTIONS_APP], {**ENVIRONMENT, **environment})
+    server = ServerProcess([*argv, OPTIONS_APP], {**ENVIRONMENT, **environment})
     servers.append(server)
     port = int(server.wait_for(RUNNING)[1])
     server.wait_for(r"Started server process", count=2)
@@ -355,9 +303,9 @@ def test_nodelay_with_two_workers_on_asyncio(
     ],
 )
 def test_nodelay_under_gunicorn_per_worker_class(
-    servers: list[Server], worker: str, keepalive: dict[str, int]
+    servers: list[ServerProcess], worker: str, keepalive: dict[str, int]
 ) -> None:
-    server = Server(gunicorn("-k", worker, OPTIONS_APP), {})
+    server = ServerProcess(gunicorn("-k", worker, OPTIONS_APP), {})
     servers.append(server)
     port = int(server.wait_for(r"Listening at: http://127\.0\.0\.1:(\d+)")[1])
     server.wait_for(r"Application startup complete|Started server process")
@@ -365,8 +313,8 @@ def test_nodelay_under_gunicorn_per_worker_class(
     assert {name: options[name] for name in keepalive} == keepalive
 
 
-def test_gunicorn_bad_variable_stops_the_arbiter(servers: list[Server]) -> None:
-    server = Server(
+def test_gunicorn_bad_variable_stops_the_arbiter(servers: list[ServerProcess]) -> None:
+    server = ServerProcess(
         gunicorn("-k", "uvicorn_keepalive.workers.UvicornWorker", APP),
         {"UVICORN_KEEPALIVE_COUNT": "500"},
     )
