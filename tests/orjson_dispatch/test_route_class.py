@@ -128,6 +128,9 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
     router.add_api_route("/wrapped", dispatch(make_endpoint(ITEM, annotation=Item)))
     router.add_api_route("/response", make_endpoint(Response(), annotation=Response))
     router.add_api_route("/envelope", make_endpoint(ITEM), response_class=Envelope)
+    router.add_api_route(
+        "/selective", make_endpoint(ITEM, annotation=Item), response_model_exclude_none=True
+    )
     app = FastAPI()
     app.include_router(router)
     paths = ("/json", "/html", "/wrapped", "/response", "/envelope")
@@ -145,6 +148,8 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
         "GET /wrapped serialized by orjson (dispatch answers it)",
         "GET /response serialized by orjson",
         "GET /envelope left to FastAPI: response_class=Envelope has an __init__ of its own",
+        "GET /selective serialized by orjson; a setting leaves fields out (include, exclude, "
+        "exclude_*)",
     } <= messages
 
 

@@ -20,6 +20,7 @@ import orjson
 from starlette.responses import Response
 
 from orjson_dispatch import _fastapi
+from orjson_dispatch._encoders import left_to_fastapi
 from orjson_dispatch._options import Options, Serialization, check_options
 from orjson_dispatch._rendering import reads_content, renders_json
 from orjson_dispatch._streamed import ReturnedStream, returned_stream
@@ -87,6 +88,8 @@ class Serving(NamedTuple):
         options: The options of `dispatch` on the endpoint (none given: the route's settings).
         serialization: The serialization of returned values in force (see
             `serialization_in_force`), where orjson serializes them.
+        written_by_pydantic: Why pydantic's serializer (the route's response field's own,
+            FastAPI's) writes the JSON of its declared type, or None (`left_to_fastapi`).
     """
 
     by: str | None
@@ -95,11 +98,17 @@ class Serving(NamedTuple):
     returned_stream: ReturnedStream | None = None
     options: Options = _DEFAULTS
     serialization: Serialization | None = None
+    written_by_pydantic: str | None = None
 
     def __str__(self) -> str:
         if self.by is None:
             return f"left to FastAPI: {self.reason}"
-        return "serialized by orjson" + (" (dispatch answers it)" if self.by == "dispatch" else "")
+        served = "serialized by orjson" + (
+            " (dispatch answers it)" if self.by == "dispatch" else ""
+        )
+        return (
+            served if self.written_by_pydantic is None else f"{served}; {self.written_by_pydantic}"
+        )
 
 
 def serialization_in_force(options: Options, route: Any, field: Any) -> Serialization:
@@ -203,13 +212,15 @@ def _served(
     route: Any, by: str, reason: str, options: Options, stream: EndpointFacts | None = None
 ) -> Serving:
     """The route served by `by`; `stream`: the facts of a `DispatchRoute` that streams."""
+    serialization = serialization_in_force(options, route, route.response_field)
     return Serving(
         by,
         reason,
         stream=stream is not None,
         returned_stream=stream.returned_stream if stream is not None else None,
         options=options,
-        serialization=serialization_in_force(options, route, route.response_field),
+        serialization=serialization,
+        written_by_pydantic=left_to_fastapi(route.response_field, serialization),
     )
 
 

@@ -78,7 +78,9 @@ class TypedEncoder:
         # None until built; then True where orjson writes the values (see `left_to_pydantic`).
         self._fast: bool | None = None if not serialization.selective else False
         self.left_to_pydantic: str | None = (
-            "a setting leaves fields out (include, exclude, exclude_*)" if not self._fast else None
+            "a setting leaves fields out (include, exclude, exclude_*)"
+            if self._fast is False
+            else None
         )
 
     def build(self) -> str | None:
