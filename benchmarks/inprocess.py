@@ -1,131 +1,181 @@
-"""Serialization alone, in process, timed by pyperf: every way of turning a body into JSON.
+"""Returned bodies in process: every way of turning a model into JSON, paired with the limit.
 
-The harness runs ``python -m benchmarks.inprocess --body NAME --append FILE`` once per body;
-pyperf's Runner spawns the worker processes, calibrates loops, runs warmups and stores the
-values with the machine's metadata (``python -m pyperf stats|check|compare_to`` read the file).
-Each candidate's output is checked against the reference before it is timed. ``sdk-chunks`` is a
-stream's events: the :data:`~benchmarks.bodies.CYCLE` chunks, each encoded on its own.
+``python -m benchmarks.inprocess [--quick]``. Each body (:data:`BODIES`: the SDK types model
+servers return) is a model validated and one built by the SDK's ``construct``; a stream's
+chunks are encoded each on its own. The limit is ``orjson.dumps`` of the ready dict
+(``model.model_dump(mode="json", by_alias=True)``, made once: FastAPI writes aliases, and
+the SDK's ``async_`` fields say ``async``). In each round the approaches run in an order
+shuffled for that round, each timed right after the limit (a batch of calls calibrated to
+last the profile's time), so that its time over the limit's cancels the machine's drift;
+tables give the median over the rounds of that ratio, and of the helper's time over the
+approach's (its speed against ``orjson.dumps(model.model_dump(mode="json", by_alias=True))``). Every
+approach's JSON is checked against the limit's before it is timed.
 """
 
-import argparse
 import functools
 import json
-import subprocess
-import sys
+import random
+import statistics
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import orjson
-import pyperf
 from fastapi.encoders import jsonable_encoder
 from pydantic import BaseModel, TypeAdapter
 
-from benchmarks.bodies import CYCLE, SDK_CHUNKS, body, sdk_chunk_models
+from benchmarks import summary
+from benchmarks.runner import script
+from bodies import CYCLE, SDK_BODIES, SDK_TOOLCALL, SDK_TRAINING
+from bodies.sdk_corpus import (
+    BUILT,
+    AnthropicMessage,
+    Built,
+    ChatCompletion,
+    ChatCompletionChunk,
+    TrainingResponse,
+    anthropic_message,
+    build,
+    chat_chunks,
+    chat_completion,
+    response,
+)
 from orjson_dispatch import dumps
-from tests.orjson_dispatch.sdk_corpus import ChatCompletionChunk
 
-_PROGRAM = ("-m", "benchmarks.inprocess")  # what pyperf runs in each worker process
-#: A candidate: its name (after ``<body>/``), the code it runs, and that code.
-Candidate = tuple[str, str, Callable[[], Any]]
+SUITE = "inprocess"
+#: Body name: its class and the wire JSON of its values (each encoded alone).
+BODIES: dict[str, tuple[type[BaseModel], Callable[[], list[dict[str, Any]]]]] = {
+    "chunk": (ChatCompletionChunk, lambda: chat_chunks(count=3)[1:2]),
+    f"chunks-{CYCLE}": (ChatCompletionChunk, lambda: chat_chunks(count=CYCLE)),
+    "chat-toolcall": (ChatCompletion, lambda: [chat_completion(tokens=64, top=3, tool_calls=4)]),
+    "response-12": (TrainingResponse, lambda: [response(items=12)]),
+    SDK_TOOLCALL: (TrainingResponse, lambda: [SDK_BODIES[SDK_TOOLCALL][1]()]),
+    "anthropic-6": (AnthropicMessage, lambda: [anthropic_message(blocks=6)]),
+    SDK_TRAINING: (TrainingResponse, lambda: [SDK_BODIES[SDK_TRAINING][1]()]),
+}
+HELPER = "helper"
+ROUNDS = 7
 
 
 def _starlette_json(data: Any) -> bytes:
     """Encode as Starlette's ``JSONResponse.render`` does (FastAPI's untyped path ends there)."""
-    return json.dumps(
-        data, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
-def candidates(name: str) -> list[Candidate]:
-    """Return the candidates for ``name``; the first (orjson on the ready dict) is the limit.
-
-    Each encodes the body's values one by one (one value, or a stream's
-    :data:`~benchmarks.bodies.CYCLE` chunks) and returns the list of their JSON documents.
-    """
-    if name == SDK_CHUNKS:
-        models: list[BaseModel] = list(sdk_chunk_models())
-        cls: type[BaseModel] = ChatCompletionChunk
-        each = f", each of {CYCLE} chunks"
-    else:
-        models, cls, each = [body(name).model], body(name).cls, ""
-    pairs = [(model, model.model_dump(mode="json", by_alias=True)) for model in models]
-    typed: TypeAdapter[Any] = TypeAdapter(cls)
-    rows: list[tuple[str, str, Callable[[Any, Any], Any]]] = [
-        ("orjson-dict", "orjson.dumps(d) on the ready dict (the limit)",
-         lambda m, d: orjson.dumps(d)),
-        ("dispatch-dumps-model", "orjson_dispatch.dumps(model) (untyped: no declared type)",
-         lambda m, d: dumps(m)),
-        ("dispatch-dumps-typed", f"orjson_dispatch.dumps(model, response_model={cls.__name__})",
-         lambda m, d: dumps(m, response_model=cls)),
-        ("model-dump-orjson", 'the helper: orjson.dumps(model.model_dump(mode="json", '
-         "by_alias=True))", lambda m, d: orjson.dumps(m.model_dump(mode="json", by_alias=True))),
-        ("model-dump-json", "model.model_dump_json(by_alias=True)",
-         lambda m, d: m.model_dump_json(by_alias=True)),
-        ("typeadapter", "TypeAdapter.validate_python + dump_json (FastAPI typed)",
-         lambda m, d: typed.dump_json(typed.validate_python(m, from_attributes=True),
-                                      by_alias=True)),
-        ("jsonable-encoder", "jsonable_encoder + json.dumps (FastAPI untyped)",
-         lambda m, d: _starlette_json(jsonable_encoder(m))),
-        ("dispatch-dumps-dict", "orjson_dispatch.dumps(d) on the ready dict",
-         lambda m, d: dumps(d)),
-        ("msgspec-dict", "msgspec.json.encode(d) on the ready dict (peer)",
-         lambda m, d: msgspec.json.encode(d)),
-    ]  # fmt: skip
-    return [
-        (row, label + each, functools.partial(_each, encode, pairs)) for row, label, encode in rows
-    ]
+def approaches(cls: type[BaseModel]) -> dict[str, tuple[str, Callable[[Any, Any], Any]]]:
+    """Return the approaches for models of ``cls``: name to label and ``encode(model, dict)``."""
+    adapter: TypeAdapter[Any] = TypeAdapter(cls)
+    return {
+        HELPER: ('orjson.dumps(m.model_dump(mode="json", by_alias=True)) (the helper)',
+                 lambda m, d: orjson.dumps(m.model_dump(mode="json", by_alias=True))),
+        "dumps-untyped": ("orjson_dispatch.dumps(m)", lambda m, d: dumps(m)),
+        "dumps-typed": (f"orjson_dispatch.dumps(m, response_model={cls.__name__})",
+                        lambda m, d: dumps(m, response_model=cls)),
+        "model-dump-json": ("m.model_dump_json(by_alias=True)",
+                            lambda m, d: m.model_dump_json(by_alias=True)),
+        "typeadapter": ("TypeAdapter.validate_python + dump_json (FastAPI typed)",
+                        lambda m, d: adapter.dump_json(
+                            adapter.validate_python(m, from_attributes=True), by_alias=True)),
+        "jsonable-encoder": ("jsonable_encoder + json.dumps (FastAPI untyped)",
+                             lambda m, d: _starlette_json(jsonable_encoder(m))),
+        "msgspec-dict": ("msgspec.json.encode(d) on the ready dict (peer)",
+                         lambda m, d: msgspec.json.encode(d)),
+    }  # fmt: skip
 
 
 def _each(encode: Callable[[Any, Any], Any], pairs: list[tuple[Any, Any]]) -> list[Any]:
     return [encode(model, data) for model, data in pairs]
 
 
-def decoded(output: list[bytes] | list[str]) -> list[Any]:
-    """Return the JSON values of a candidate's output."""
-    return [orjson.loads(document) for document in output]
+def _batch(encode: Callable[[], Any], loops: int) -> float:
+    """Return the seconds per call of ``loops`` calls of ``encode``."""
+    started = time.perf_counter()
+    for _ in range(loops):
+        encode()
+    return (time.perf_counter() - started) / loops
 
 
-def expected(name: str) -> list[Any]:
-    """Return the JSON values every candidate for ``name`` must encode."""
-    if name == SDK_CHUNKS:
-        return [chunk.model_dump(mode="json", by_alias=True) for chunk in sdk_chunk_models()]
-    return [body(name).data]
+def _loops(encode: Callable[[], Any], min_time: float) -> int:
+    """Return how many calls of ``encode`` last at least ``min_time`` seconds."""
+    loops = 1
+    while _batch(encode, loops) * loops < min_time and loops < 1 << 20:
+        loops *= 4
+    return loops
 
 
-def measure(body_names: list[str], options: list[str], path: Path) -> dict[str, Any]:
-    """Time every candidate on each body with pyperf into ``path``; return pyperf's suite.
-
-    ``options`` are pyperf Runner options; pyperf runs ``--quiet`` (the summary reports
-    unstable results once). Benchmarks are named ``<body>/<candidate>``, with the code they
-    run as the metadata ``description``.
+def measure_body(name: str, built: Built, rounds: int, min_time: float) -> list[dict[str, Any]]:
+    """Time every approach on the body ``name`` built so, each right after the limit.
 
     Raises:
-        subprocess.CalledProcessError: pyperf failed (e.g. a candidate's output differs).
+        AssertionError: an approach encodes other JSON than the limit.
     """
-    path.unlink(missing_ok=True)
-    for name in body_names:
-        command = [sys.executable, *_PROGRAM, "--body", name, f"--append={path}", "--quiet"]
-        subprocess.run([*command, *options], check=True)
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
+    cls, make = BODIES[name]
+    models = [build(cls, data, built) for data in make()]
+    pairs = [(model, model.model_dump(mode="json", by_alias=True)) for model in models]
+    runs = {k: functools.partial(_each, e, pairs) for k, (_, e) in approaches(cls).items()}
+    limit = functools.partial(_each, lambda m, d: orjson.dumps(d), pairs)
+    for key, encode in runs.items():
+        if list(map(orjson.loads, encode())) != list(map(orjson.loads, limit())):
+            raise AssertionError(f"{key} encodes {name} ({built}) differently from the limit")
+    loops = {key: _loops(encode, min_time) for key, encode in runs.items()}
+    limit_loops, samples = _loops(limit, min_time), []
+    for number in range(rounds):
+        order = list(runs)
+        random.Random(number).shuffle(order)
+        for key in order:
+            limit_s = _batch(limit, limit_loops)
+            seconds = _batch(runs[key], loops[key])
+            samples.append({"round": number, "body": name, "built": built, "approach": key,
+                            "s": seconds, "limit_s": limit_s})  # fmt: skip
+    return samples
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Register the candidates of ``--body`` with pyperf's Runner (worker and main process)."""
+def measure(quick: bool, logs: Path) -> dict[str, Any]:
+    """Time every body, validated and constructed."""
+    min_time, samples = 0.02 if quick else 0.1, []
+    for name in BODIES:
+        for built in BUILT:
+            samples += measure_body(name, built, ROUNDS, min_time)
+            print(f"inprocess: {name} ({built}) timed", flush=True)
+    labels = {name: {k: label for k, (label, _) in approaches(cls).items()}
+              for name, (cls, _) in BODIES.items()}  # fmt: skip
+    return {"name": SUITE, "rounds": ROUNDS, "min_time_s": min_time, "labels": labels,
+            "samples": samples}  # fmt: skip
 
-    def forward(command: list[str], args: argparse.Namespace) -> None:
-        command += ["--body", args.body]
 
-    runner = pyperf.Runner(program_args=_PROGRAM, add_cmdline_args=forward)
-    runner.argparser.add_argument("--body", required=True, help="the body to serialize")
-    args = runner.parse_args(argv)
-    for name, label, encode in candidates(args.body):
-        if decoded(encode()) != expected(args.body):
-            raise AssertionError(f"{name} encodes {args.body} differently")
-        runner.bench_func(f"{args.body}/{name}", encode, metadata={"description": label})
+def ratios(suite: Any, body: str, built: str) -> dict[str, dict[str, float]]:
+    """Return, per approach: median us per call, x limit's time, x the helper's speed."""
+    mine = [s for s in suite["samples"] if (s["body"], s["built"]) == (body, built)]
+    helper = {s["round"]: s["s"] for s in mine if s["approach"] == HELPER}
+    found: dict[str, dict[str, float]] = {}
+    for key in suite["labels"][body]:
+        own = [s for s in mine if s["approach"] == key]
+        if not own:
+            continue
+        found[key] = {
+            "us": statistics.median(s["s"] for s in own) * 1e6,
+            "limit": statistics.median(s["s"] / s["limit_s"] for s in own),
+            "helper": statistics.median(helper[s["round"]] / s["s"] for s in own),
+        }
+    return found
+
+
+def render(suite: Any) -> list[str]:
+    """Return one table per body: time, time over the limit's, speed over the helper's."""
+    lines = ["## Returned bodies in process", ""]
+    lines += [f"{suite['run']['date']}, git {suite['run']['git']}: `{suite['run']['command']}`", ""]
+    header = ["approach", "built", "us per call", "x limit's time", "x helper's speed"]
+    for body in dict.fromkeys(s["body"] for s in suite["samples"]):
+        rows = [
+            [f"`{suite['labels'][body][key]}`", built, summary.number(r["us"]),
+             f"{summary.number(r['limit'])}x", f"{summary.number(r['helper'])}x"]
+            for built in BUILT for key, r in ratios(suite, body, built).items()
+        ]  # fmt: skip
+        lines += summary.table(body, header, rows)
+    return lines
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(script(SUITE, measure, render))

@@ -1,33 +1,84 @@
-"""The streaming suite: chat-completion chunks streamed by uvicorn, read by a client of our own.
+"""Streams: chat-completion chunks streamed by uvicorn, read by a client of our own.
 
-wrk counts requests, not events: a client on asyncio and h11 (uvicorn's HTTP/1.1 library) reads
-whole streams from one uvicorn worker. A cell is a shape (:data:`SHAPES`) at some concurrent
-streams, ``<shape>@c<streams>``. Per run: events per second (all events over the time from the
-requests to the end of the last stream); time between two reads that bring events; for stamped
-shapes, the time from ``yield`` to the read completing the event (CLOCK_MONOTONIC, one machine).
-Memory: the server's VmRSS before the suite, its peak (VmHWM) after it.
+``python -m benchmarks.streaming [--quick]``. One FastAPI app streams the chunks of
+:func:`bodies.chunk_models` every way a user could: ``GET /<configuration>?n=N`` as JSON Lines
+or Server-Sent Events. ``burst=B`` passes through the event loop after every ``B`` chunks
+(sleeping ``wait_us`` microseconds there), as a generator awaiting its engine does; without it
+every chunk is ready at once; ``stamp=true`` writes the time of the ``yield``
+(CLOCK_MONOTONIC, microseconds) into each chunk's ``created``. wrk counts requests, not events:
+a client on asyncio and h11 reads whole streams from one uvicorn worker. A cell is a shape
+(:data:`SHAPES`) at some concurrent streams. Per run: events per second, time between two reads
+that bring events, and for stamped shapes the time from ``yield`` to read. Ratios divide by the
+hand-written streams (orjson lines; SSE of orjson, and of ``model_dump_json`` as vLLM writes it).
+
+Stalled readers: a fresh server per run streams 32 events of 1 MiB to each of 1 or 40 clients
+that read the response head and then nothing for :data:`STALL_S`; the server's memory growth over
+that time, FastAPI's JSON Lines route against ``DispatchRoute``'s.
 """
 
 import asyncio
+import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple, TypeVar
 
 import h11
 import orjson
+from fastapi import APIRouter, FastAPI, Query
+from fastapi.responses import Response, StreamingResponse
+from fastapi.sse import EventSourceResponse
+from pydantic import BaseModel
+from sse_starlette import EventSourceResponse as StarletteEventSourceResponse
 
-from benchmarks.bodies import CYCLE, chunk_dicts
-from benchmarks.configs import ServerConfig, StreamConfig
-from benchmarks.rounds import Cell, Run, drive, stderr
-from benchmarks.server import Server, ServerError
+from benchmarks import summary
+from benchmarks.runner import (
+    Cell,
+    Run,
+    Server,
+    ServerConfig,
+    ServerError,
+    drive,
+    script,
+    stderr,
+)
+from bodies import CYCLE, Chunk, chunk_dicts, chunk_models
+from orjson_dispatch import DispatchRoute, dispatch, server_sent_events
 
-#: The generator shapes: query parameters of :mod:`benchmarks.apps.streaming_app`.
+SUITE = "streaming"
+#: The generator shapes: query parameters of the app's endpoints.
 SHAPES = {
     "ready": "",  # every chunk ready at once: the cost of each event on the wire
     "burst8": "&burst=8",  # 8 ready chunks per pass through the event loop
     "paced": "&burst=1&wait_us=1000&stamp=true",  # one chunk per ~1 ms, stamped
 }
+CONFIGS = tuple(
+    ServerConfig(name, label, "benchmarks.streaming:app", f"/{name}", framing=framing)
+    for name, label, framing in (
+        ("fastapi-jsonl-untyped", "FastAPI JSON Lines, untyped (dicts)", "jsonl"),
+        ("fastapi-jsonl-typed", "FastAPI JSON Lines, -> AsyncIterable[Chunk]", "jsonl"),
+        ("fastapi-sse-untyped", "FastAPI EventSourceResponse, untyped (dicts)", "sse"),
+        ("fastapi-sse-typed", "FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse"),
+        ("sse-starlette", "sse-starlette EventSourceResponse, model_dump_json", "sse"),
+        ("orjson-limit", "StreamingResponse of orjson.dumps(d) lines (hand-written)", "jsonl"),
+        ("orjson-limit-sse", 'b"data: " + orjson.dumps(d) events (hand-written)', "sse"),
+        ("model-dump-json-sse", 'f"data: {chunk.model_dump_json()}" events (vLLM)', "sse"),
+        ("dispatch-jsonl", "@dispatch on the generator, JSON Lines", "jsonl"),
+        ("dispatch-sse", "@dispatch on the generator, EventSourceResponse", "sse"),
+        ("dispatch-route-jsonl", "APIRouter(route_class=DispatchRoute), JSON Lines", "jsonl"),
+        ("dispatch-route-sse", "APIRouter(route_class=DispatchRoute), SSE", "sse"),
+        ("server-sent-events", "the vLLM stream migrated: server_sent_events(chunks)", "sse"),
+    )
+)  # fmt: skip
+HAND_WRITTEN = {"jsonl": ("orjson-limit",), "sse": ("orjson-limit-sse", "model-dump-json-sse")}
+FULL = ({"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
+        | {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500}, 3)  # fmt: skip
+QUICK = ({"ready@c1": 3_000, "burst8@c1": 2_000, "burst8@c32": 300, "paced@c32": 100}, 3)
+QUICK_CONFIGS = ("fastapi-jsonl-typed", "fastapi-sse-typed", "sse-starlette", "orjson-limit",
+                 "orjson-limit-sse", "model-dump-json-sse", "dispatch-route-jsonl",
+                 "dispatch-route-sse", "server-sent-events")  # fmt: skip
+STALLED = ("stalled-fastapi", "stalled-route")  # the paths of the stalled-reader streams
+STALL_S, EVENT_BYTES, STALLED_EVENTS = 2.0, 1 << 20, 32
 _SEPARATORS = {"jsonl": b"\n", "sse": b"\n\n"}
 _NEED = (h11.NEED_DATA, h11.PAUSED)
 
@@ -93,10 +144,10 @@ async def read_stream(
     return read._replace(events=events, seconds=last - started)
 
 
-def check(server: Server, config: StreamConfig) -> None:
+def check(port: int, config: ServerConfig) -> None:
     """Check that ``config`` streams the chunks twice round the cycle, else ServerError."""
     path = f"{config.path}?n={2 * CYCLE}&burst=8"
-    read = asyncio.run(read_stream(server.port, path, config.framing, keep=True))
+    read = asyncio.run(read_stream(port, path, config.framing, keep=True))
     if parse_events(read.payloads, config.framing) != list(chunk_dicts()) * 2:
         raise ServerError(f"{config.name} streams other events: {read.payloads[:2]!r}")
 
@@ -114,7 +165,7 @@ def _percentiles_ms(values: Sequence[float]) -> dict[str, float] | None:
 
 
 def run_streaming(
-    configs: Sequence[StreamConfig],
+    configs: Sequence[ServerConfig],
     events: dict[str, int],
     rounds: int,
     *,
@@ -124,13 +175,12 @@ def run_streaming(
     """Stream ``events[cell]`` events per stream from every configuration, interleaved.
 
     Returns:
-        :func:`~benchmarks.rounds.drive`'s result with ``events``; per sample the events, the
+        :func:`~benchmarks.runner.drive`'s result with ``events``; per sample the events, the
         seconds, ``events_per_s`` and the percentiles of ``gap_ms`` and ``yield_to_read_ms``.
     """
-    by_name = {config.name: config for config in configs}
 
     def measure(server: Server, run: Run) -> tuple[dict[str, Any], str]:
-        config = by_name[run.config]
+        config = server.config
         path = f"{config.path}?n={events[run.cell.key]}{SHAPES[run.cell.body]}"
         reads = asyncio.run(_streams(server.port, path, config.framing, run.cell.concurrency))
         count, seconds = sum(r.events for r in reads), max(r.seconds for r in reads)
@@ -145,17 +195,190 @@ def run_streaming(
         text = f"{count / seconds:.0f} events/s"
         return sample, text + (f", yield to read p99 {delay['p99']:.2f} ms" if delay else "")
 
-    def prepare(server: Server, config: ServerConfig) -> None:
-        check(server, by_name[config.name])
+    def prepare(server: Server) -> None:
+        check(server.port, server.config)
 
-    suite = drive(
-        "streaming",
-        configs,
-        cells(events),
-        rounds,
-        prepare=prepare,
-        measure=measure,
-        log_dir=log_dir,
-        log=log,
-    )
+    suite = drive(SUITE, configs, cells(events), rounds, prepare=prepare, measure=measure,
+                  log_dir=log_dir, log=log)  # fmt: skip
     return suite | {"events": events}
+
+
+def stalled_growth_kb(path: str, readers: int, log_dir: Path, stall_s: float = STALL_S) -> int:
+    """Return a fresh server's VmRSS growth while ``readers`` clients stall on ``path``.
+
+    Each client sends its request, reads once (the response head and what fits) and then
+    nothing for ``stall_s``; the growth is the VmRSS then minus the VmRSS before.
+    """
+    config = ServerConfig(path, path, "benchmarks.streaming:app", f"/{path}")
+    server, clients = Server(config, log_dir), []
+    try:
+        server.wait_ready()
+        before = server.status_kb("VmRSS")
+        for _ in range(readers):
+            client = socket.create_connection(("127.0.0.1", server.port))
+            client.sendall(f"GET /{path}?n={STALLED_EVENTS} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            client.recv(1 << 16)
+            clients.append(client)
+        time.sleep(stall_s)
+        return server.status_kb("VmRSS") - before
+    finally:
+        server.process.kill()  # no graceful shutdown: it would wait for the stalled streams
+        server.process.wait()
+        for client in clients:
+            client.close()
+
+
+def run_stalled(rounds: int, log_dir: Path, log: Callable[[str], None] = stderr) -> dict[str, Any]:
+    """Measure :func:`stalled_growth_kb` at 1 and 40 readers, the routes interleaved."""
+    samples = []
+    for number in range(rounds):
+        for readers in (1, 40):
+            for path in STALLED[number % 2 :] + STALLED[: number % 2]:
+                grown = stalled_growth_kb(path, readers, log_dir) / 1024
+                cell = f"{readers} readers"
+                samples.append({"round": number, "cell": cell, "config": path, "mib": grown})
+                log(f"stalled round {number + 1}, {cell}, {path}: +{grown:.1f} MiB")
+    labels = ("FastAPI, -> AsyncIterable[Blob], JSON Lines", "DispatchRoute, the same route")
+    configs = [{"name": name, "label": label} for name, label in zip(STALLED, labels, strict=True)]
+    cells = [{"key": f"{readers} readers"} for readers in (1, 40)]
+    return {"configs": configs, "cells": cells, "samples": samples, "skipped": []}
+
+
+def measure(quick: bool, logs: Path) -> dict[str, Any]:
+    """Measure the profile's stream cells, then the stalled readers."""
+    configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
+    events, rounds = QUICK if quick else FULL
+    streams = run_streaming(configs, events, rounds, log_dir=logs)
+    return streams | {"stalled": run_stalled(rounds, logs)}
+
+
+def render(suite: Any) -> list[str]:
+    """Return the summary tables of a result file."""
+    framing = {c["name"]: c.get("framing", "jsonl") for c in suite["configs"]}
+    names = set(framing)
+    baselines = {
+        name: tuple(b for b in HAND_WRITTEN[f] if b in names) for name, f in framing.items()
+    }
+    lines = summary.section("Streaming chat-completion chunks", suite, "events_per_s", baselines,
+                            summary.STREAM_TIMES)  # fmt: skip
+    if "stalled" not in suite:
+        return lines
+    title = f"Stalled readers of 1 MiB events: the server's RSS growth over {STALL_S} s"
+    stalled = suite["stalled"] | {"run": suite["run"]}
+    return lines + summary.section(title, stalled, "mib", {STALLED[1]: STALLED[:1]}, [])
+
+
+# --- the app ------------------------------------------------------------------------------------
+
+app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+dispatch_router = APIRouter(route_class=DispatchRoute)
+_T = TypeVar("_T")
+
+
+class Shape(BaseModel):
+    """How the generator produces its chunks (the query parameters)."""
+
+    n: int
+    burst: int = 0
+    wait_us: int = 0
+    stamp: bool = False
+
+
+ShapeQuery = Annotated[Shape, Query()]
+
+
+async def _produce(
+    shape: Shape, cycle: Sequence[_T], stamped: Callable[[_T, int], _T]
+) -> AsyncIterator[_T]:
+    for index in range(shape.n):
+        if shape.burst and index and not index % shape.burst:
+            await asyncio.sleep(shape.wait_us / 1e6)
+        item = cycle[index % len(cycle)]
+        yield stamped(item, time.monotonic_ns() // 1000) if shape.stamp else item
+
+
+def models(shape: Shape) -> AsyncIterator[Chunk]:
+    return _produce(shape, chunk_models(), lambda c, now: c.model_copy(update={"created": now}))
+
+
+def dicts(shape: Shape) -> AsyncIterator[dict[str, Any]]:
+    return _produce(shape, chunk_dicts(), lambda chunk, now: {**chunk, "created": now})
+
+
+async def health() -> Response:
+    return Response(b"ok", media_type="text/plain")
+
+
+async def typed(shape: ShapeQuery) -> AsyncIterable[Chunk]:  # each item validated and dumped
+    async for chunk in models(shape):
+        yield chunk
+
+
+async def untyped(shape: ShapeQuery):  # type: ignore[no-untyped-def]  # jsonable_encoder per item
+    async for chunk in dicts(shape):
+        yield chunk
+
+
+async def sse_starlette(shape: ShapeQuery) -> StarletteEventSourceResponse:
+    events = ({"data": chunk.model_dump_json()} async for chunk in models(shape))
+    # sep="\n": the line ending FastAPI uses (sse-starlette's default is "\r\n").
+    return StarletteEventSourceResponse(events, sep="\n")
+
+
+async def orjson_limit(shape: ShapeQuery) -> StreamingResponse:  # the hand-written streams
+    lines = (orjson.dumps(chunk) + b"\n" async for chunk in dicts(shape))
+    return StreamingResponse(lines, media_type="application/jsonl")
+
+
+async def orjson_limit_sse(shape: ShapeQuery) -> StreamingResponse:
+    events = (b"data: " + orjson.dumps(chunk) + b"\n\n" async for chunk in dicts(shape))
+    return StreamingResponse(events, media_type="text/event-stream")
+
+
+async def model_dump_json_sse(shape: ShapeQuery) -> StreamingResponse:  # vLLM's shape
+    events = (f"data: {chunk.model_dump_json()}\n\n" async for chunk in models(shape))
+    return StreamingResponse(events, media_type="text/event-stream")
+
+
+async def migrated_sse(shape: ShapeQuery) -> StreamingResponse:  # the same, by orjson_dispatch
+    return server_sent_events(models(shape))
+
+
+class Blob(BaseModel):
+    """A 1 MiB event of the stalled-reader streams."""
+
+    text: str
+
+
+async def blobs(n: int) -> AsyncIterable[Blob]:
+    blob = Blob(text="x" * EVENT_BYTES)
+    for _ in range(n):
+        yield blob
+
+
+SSE: dict[str, Any] = {"response_class": EventSourceResponse}
+# The @dispatch wrappers first: wrapping a function a route already serves is warned about.
+ROUTES: list[tuple[str, Any, dict[str, Any]]] = [
+    ("/dispatch-jsonl", dispatch(typed), {}),
+    ("/dispatch-sse", dispatch(typed), SSE),
+    ("/health", health, {}),
+    ("/fastapi-jsonl-typed", typed, {}),  # FastAPI >= 0.134
+    ("/fastapi-jsonl-untyped", untyped, {}),
+    ("/fastapi-sse-typed", typed, SSE),  # FastAPI >= 0.135
+    ("/fastapi-sse-untyped", untyped, SSE),
+    ("/sse-starlette", sse_starlette, {}),
+    ("/orjson-limit", orjson_limit, {}),
+    ("/orjson-limit-sse", orjson_limit_sse, {}),
+    ("/model-dump-json-sse", model_dump_json_sse, {}),
+    ("/server-sent-events", migrated_sse, {}),
+    ("/stalled-fastapi", blobs, {}),
+]
+for path, endpoint, options in ROUTES:
+    app.get(path, **options)(endpoint)
+dispatch_router.get("/dispatch-route-jsonl")(typed)
+dispatch_router.get("/dispatch-route-sse", **SSE)(typed)
+dispatch_router.get("/stalled-route")(blobs)
+app.include_router(dispatch_router)
+
+if __name__ == "__main__":
+    raise SystemExit(script(SUITE, measure, render))

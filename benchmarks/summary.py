@@ -1,25 +1,16 @@
-"""The summary of a run, from the JSON results: Markdown tables with paired ratios, and plots.
+"""Summaries from the JSON results: Markdown tables with paired ratios, and plots.
 
 Everything here reads the files in ``benchmarks/results``, so ``python -m benchmarks --render
 DIR`` prints the summary and draws the plots again from committed files.
 """
 
-import json
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pyperf
-
-from benchmarks.configs import (
-    KEEPALIVE_BASELINES,
-    REQUEST_BASELINES,
-    SERIALIZATION_BASELINES,
-    STREAMING_BASELINE,
-)
-from benchmarks.rounds import Spread, paired_ratios
+from benchmarks.runner import Spread, paired_ratios
 
 Suite = Mapping[str, Any]
 
@@ -68,7 +59,7 @@ def _median(suite: Suite, cell: str, config: str, field: str, key: str) -> float
     return statistics.median(values) if values else None
 
 
-_UNITS = {"rps": "req/s", "events_per_s": "events/s"}
+_UNITS = {"rps": "req/s", "events_per_s": "events/s", "mib": "MiB", "ms": "ms"}
 #: Columns of times: header, the samples' field, the percentiles shown, the factor to ms.
 LATENCY = [("p99 ms", "latency_us", ("p99",), 1e-3)]
 STREAM_TIMES = [
@@ -119,64 +110,6 @@ def section(
     memory = suite.get("memory_kb", {}).items()
     rows = [[f"`{c}`", number(m["start"] / 1024), number(m["peak"] / 1024)] for c, m in memory]
     return lines + table("memory", ["configuration", "RSS MB at start", "peak"], rows)
-
-
-def inprocess_benchmarks(data: Mapping[str, Any]) -> dict[str, list[pyperf.Benchmark]]:
-    """Return pyperf's benchmarks by body name, in the order they ran."""
-    found: dict[str, list[pyperf.Benchmark]] = defaultdict(list)
-    for bench in pyperf.BenchmarkSuite.loads(json.dumps(data)).get_benchmarks():
-        found[bench.get_name().split("/", 1)[0]].append(bench)
-    return dict(found)
-
-
-def inprocess_section(data: Mapping[str, Any]) -> list[str]:
-    """Return one table per body: pyperf's mean and std dev, the ratio of means to the first.
-
-    Results whose std dev is at least 10 % of the mean (the first criterion of ``pyperf
-    check``) are named once, after the tables.
-    """
-    lines, unstable = ["## Serialization alone, in process (pyperf)", ""], []
-    for name, benches in inprocess_benchmarks(data).items():
-        rows = []
-        for bench in benches:
-            mean, stdev = bench.mean(), bench.stdev() if bench.get_nvalue() > 1 else 0.0
-            code = bench.get_metadata().get("description", bench.get_name())
-            ratio = number(mean / benches[0].mean())
-            rows.append(
-                [f"`{code}`", f"{number(mean * 1e6)} +- {number(stdev * 1e6)}", f"{ratio}x"]
-            )
-            unstable += [bench.get_name()] if stdev >= 0.1 * mean else []
-        lines += table(name, ["code", "us per call", "x time of the first"], rows)
-    if unstable:
-        lines += [
-            f"pyperf: {len(unstable)} results may be unstable (std dev >= 10 % of the mean): "
-            f"{', '.join(unstable)}; `python -m pyperf check inprocess.json` says more.",
-            "",
-        ]
-    return lines
-
-
-def render(results: Mapping[str, Any]) -> str:
-    """Return the summary of every suite in ``results`` (suite name to its data)."""
-    lines: list[str] = []
-    if "serialization" in results:
-        suite = results["serialization"]
-        baselines = {c["name"]: tuple(SERIALIZATION_BASELINES) for c in suite["configs"]}
-        lines += section("Serialization over HTTP", suite, "rps", baselines, LATENCY)
-    if "requests" in results:
-        lines += section("Request bodies over HTTP", results["requests"], "rps", REQUEST_BASELINES,
-                         LATENCY)  # fmt: skip
-    if "inprocess" in results:
-        lines += inprocess_section(results["inprocess"])
-    if "streaming" in results:
-        suite = results["streaming"]
-        baselines = {c["name"]: (STREAMING_BASELINE,) for c in suite["configs"]}
-        title = "Streaming chat-completion chunks"
-        lines += section(title, suite, "events_per_s", baselines, STREAM_TIMES)
-    if "keepalive" in results:
-        times = [("latency ms p50 / p99", "latency_us", ("p50", "p99"), 1e-3)]
-        lines += section("TCP keepalive", results["keepalive"], "rps", KEEPALIVE_BASELINES, times)
-    return "\n".join(lines)
 
 
 #: This project's configurations: their bars are orange, the others' blue.

@@ -8,7 +8,7 @@ init = function(args)
   end
 end
 
--- Print wrk's summary as one JSON line after the run, for benchmarks/wrk.py to parse.
+-- Print wrk's summary as one JSON line after the run, for benchmarks/runner.py to parse.
 -- Latencies are in microseconds; wrk keeps them for completed requests only.
 done = function(summary, latency, requests)
   local e = summary.errors

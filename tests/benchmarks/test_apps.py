@@ -6,7 +6,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from benchmarks.bodies import (
+from benchmarks.keepalive import CONFIGS as KEEPALIVE_CONFIGS
+from benchmarks.requests import CONFIGS as REQUEST_CONFIGS
+from benchmarks.route import CONFIGS as ROUTE_CONFIGS
+from benchmarks.route import FIRST, first_answer
+from benchmarks.runner import Server, get, running, uvicorn_command
+from benchmarks.serialization import CONFIGS as SERIALIZATION_CONFIGS
+from bodies import (
     CHAT,
     MULTI_TURN,
     SDK_BODIES,
@@ -14,12 +20,11 @@ from benchmarks.bodies import (
     TOOLCALL,
     TurnsRequest,
     body,
+    items,
     raw,
     request,
     request_answer,
 )
-from benchmarks.configs import KEEPALIVE_CONFIGS, REQUEST_CONFIGS, SERIALIZATION_CONFIGS
-from benchmarks.server import Server, get, running, uvicorn_command
 
 
 def test_bodies_are_deterministic_and_sized_like_model_server_traffic() -> None:
@@ -52,7 +57,7 @@ def test_unknown_body_names_are_rejected(name: str) -> None:
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
     """One real uvicorn process per application (the FastAPI app serves 8 configurations)."""
-    configs = (*SERIALIZATION_CONFIGS, *KEEPALIVE_CONFIGS, *REQUEST_CONFIGS)
+    configs = (*SERIALIZATION_CONFIGS, *KEEPALIVE_CONFIGS, *REQUEST_CONFIGS, *ROUTE_CONFIGS)
     apps = {config.app: config for config in configs}
     with running(list(apps.values()), tmp_path_factory.mktemp("logs")) as started:
         yield {server.config.app: server for server in started.values()}
@@ -63,7 +68,7 @@ def test_every_configuration_answers_the_same_document(
     servers: dict[str, Server], name: str
 ) -> None:
     expected = body(name).data
-    for config in (c for c in SERIALIZATION_CONFIGS if c.serves(name)):
+    for config in SERIALIZATION_CONFIGS:
         status, content = get(servers[config.app].port, config.url_path(name))
         assert status == 200, config.name
         assert orjson.loads(content) == expected, config.name
@@ -111,3 +116,19 @@ def test_the_asyncio_configurations_run_the_asyncio_loop() -> None:
         command = " ".join(uvicorn_command(config, 8000))
         assert ("--loop asyncio" in command) == ("asyncio" in config.name), command
         assert f"--workers {config.workers} " in command
+
+
+def test_the_generic_routes_answer_rows_of_8_keys(servers: dict[str, Server]) -> None:
+    assert len(items()) == 1_000
+    assert {len(row) for row in items()} == {8}
+    for config in ROUTE_CONFIGS:
+        status, content = get(servers[config.app].port, config.path)
+        assert (status, orjson.loads(content)) == (200, items()), config.name
+
+
+def test_a_first_answer_is_timed_in_a_fresh_process(tmp_path: Path) -> None:
+    # One process each way (each imports the SDKs): the route, in process; FastAPI's, over HTTP.
+    for path, where in zip(FIRST[::-1], ["in-process", "http"], strict=True):
+        found = first_answer(path, where, tmp_path)
+        assert found["ms"] > 0, path
+        assert isinstance(found["numpy"], bool)

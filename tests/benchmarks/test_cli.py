@@ -6,20 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.cli import RESULTS, load_results, main, parse_args
+from benchmarks.cli import SUITES, load_results, main, parse_args
+from benchmarks.runner import RESULTS
 from tests.paths import ROOT
 
 
 def test_a_missing_dependency_names_the_setup_instead_of_a_traceback() -> None:
-    hide_pyperf = (
-        "import runpy, sys; sys.modules['pyperf'] = None; "
+    hide_h11 = (
+        "import runpy, sys; sys.modules['h11'] = None; "
         "runpy.run_module('benchmarks', run_name='__main__')"
     )
     completed = subprocess.run(
-        [sys.executable, "-c", hide_pyperf], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-c", hide_h11], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert completed.returncode == 1
-    assert "pyperf is not installed" in completed.stderr
+    assert "h11 is not installed" in completed.stderr
     assert "scripts/bootstrap dev docs bench" in completed.stderr
     assert "Traceback" not in completed.stderr
 
@@ -33,14 +34,15 @@ def test_unknown_suites_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
 def test_render_prints_the_summary_of_the_committed_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name in ("serialization", "streaming", "keepalive", "inprocess"):
-        (tmp_path / f"{name}.json").write_bytes((RESULTS / f"{name}.json").read_bytes())
-    assert set(load_results(tmp_path)) == {"serialization", "streaming", "keepalive", "inprocess"}
+    for name in SUITES:
+        (tmp_path / f"{name}.json").write_bytes((RESULTS / "quick" / f"{name}.json").read_bytes())
+    assert set(load_results(tmp_path)) == set(SUITES)
     before = {path: path.stat().st_mtime_ns for path in tmp_path.parent.rglob("*")}
     status = tracked_outputs()
     assert main(["--render", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    for title in ("Serialization over HTTP", "in process (pyperf)", "Streaming", "TCP keepalive"):
+    titles = ("Serialization over HTTP", "Request bodies", "in process", "Streaming", "TCP keep")
+    for title in (*titles, "Stalled readers", "generic -> Response", "first answer"):
         assert title in printed
     # It writes nothing: not beside the results, not into the tracked tree.
     assert {path: path.stat().st_mtime_ns for path in tmp_path.parent.rglob("*")} == before

@@ -1,27 +1,37 @@
-"""The in-process candidates encode the same JSON: the bodies and a stream's chunks."""
+"""The in-process approaches encode the limit's JSON, and are timed right after the limit."""
+
+from collections import Counter
 
 import pytest
 
-from benchmarks.bodies import CYCLE, SDK_CHUNKS, SDK_TOOLCALL, TOOLCALL
-from benchmarks.inprocess import candidates, decoded, expected
-
-ROWS = {"orjson-dict", "jsonable-encoder", "typeadapter", "model-dump-orjson", "model-dump-json"}
-ROWS |= {"dispatch-dumps-model", "dispatch-dumps-typed"}
+from benchmarks.inprocess import BODIES, HELPER, ROUNDS, measure_body, ratios, render
+from bodies.sdk_corpus import BUILT, Built
 
 
-@pytest.mark.parametrize(
-    "name", ["tokens-32", TOOLCALL, SDK_TOOLCALL, "sdk-embeddings", SDK_CHUNKS]
-)
-def test_every_candidate_encodes_the_reference(name: str) -> None:
-    found = candidates(name)
-    assert found[0][0] == "orjson-dict"  # the baseline the ratios divide by
-    assert {c[0] for c in found} >= ROWS
-    for candidate, _, encode in found:
-        assert decoded(encode()) == expected(name), candidate
+@pytest.mark.parametrize("built", BUILT)
+@pytest.mark.parametrize("name", list(BODIES)[:-1])  # sdk-training: 2 MB, the same code
+def test_every_approach_encodes_the_limit_and_is_timed_after_it_each_round(
+    name: str, built: Built
+) -> None:
+    samples = measure_body(name, built, rounds=2, min_time=0.0)  # raises on other JSON
+    per_round = Counter(s["round"] for s in samples)
+    assert len(per_round) == 2
+    assert len(set(per_round.values())) == 1
+    assert {s["approach"] for s in samples} >= {HELPER, "dumps-untyped", "dumps-typed"}
+    assert all(s["s"] > 0 and s["limit_s"] > 0 for s in samples)
 
 
-def test_the_stream_candidates_encode_each_chunk_on_its_own() -> None:
-    for candidate, _, encode in candidates(SDK_CHUNKS):
-        output = encode()
-        assert isinstance(output, list), candidate
-        assert len(output) == CYCLE
+def test_the_tables_give_time_over_the_limit_and_speed_over_the_helper() -> None:
+    samples = [
+        {"round": r, "body": "chunk", "built": "validated", "approach": a, "s": s, "limit_s": 1.0}
+        for r in range(3)
+        for a, s in ((HELPER, 4.0), ("dumps-typed", 2.0 + r))
+    ]
+    suite = {"samples": samples, "labels": {"chunk": {HELPER: "helper", "dumps-typed": "typed"}}}
+    found = ratios(suite, "chunk", "validated")
+    assert found["dumps-typed"] == {"us": 3e6, "limit": 3.0, "helper": 4 / 3}
+    assert found[HELPER]["helper"] == 1.0
+    run = {"date": "d", "git": "g", "command": "c"}
+    text = "\n".join(render(suite | {"run": run}))
+    assert "| `typed` | validated | 3 000 000 | 3.00x | 1.33x |" in text
+    assert ROUNDS == 7

@@ -1,6 +1,6 @@
 """How long runs last and when a run is skipped."""
 
-from benchmarks.load import LoadSettings
+from benchmarks.runner import LoadSettings
 
 SETTINGS = LoadSettings(
     rounds=3, duration_s=2, max_duration_s=6, min_requests=15, drain_budget_s=15

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from benchmarks.rounds import Cell, Spread, interleave, paired_ratios
+from benchmarks.runner import Cell, Spread, interleave, paired_ratios
 
 
 def test_every_config_runs_once_per_cell_and_round() -> None:

@@ -6,19 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.apps import streaming_app
-from benchmarks.bodies import chunk_dicts
-from benchmarks.configs import STREAMING_CONFIGS, StreamConfig
-from benchmarks.rounds import Cell
-from benchmarks.server import Server, ServerError, running
+from benchmarks import streaming as streaming_app
+from benchmarks.runner import Cell, Server, ServerConfig, ServerError, running
+from benchmarks.streaming import CONFIGS as STREAMING_CONFIGS
 from benchmarks.streaming import (
+    EVENT_BYTES,
     SHAPES,
+    STALLED,
     cells,
     check,
     parse_events,
     read_stream,
     run_streaming,
+    stalled_growth_kb,
 )
+from bodies import chunk_dicts
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +31,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 @pytest.mark.parametrize("config", STREAMING_CONFIGS, ids=lambda c: c.name)
-def test_every_configuration_streams_the_chunks(server: Server, config: StreamConfig) -> None:
-    check(server, config)
+def test_every_configuration_streams_the_chunks(server: Server, config: ServerConfig) -> None:
+    check(server.port, config)
     path = f"{config.path}?n=3{SHAPES['paced']}"
     read = asyncio.run(read_stream(server.port, path, config.framing, keep=True, stamped=True))
     assert read.events == 3
@@ -60,9 +62,9 @@ def test_generators_pass_through_the_event_loop_after_each_burst(
 
 
 def test_a_wrong_stream_is_reported(server: Server) -> None:
-    wrong = StreamConfig("orjson-limit", "", "", "/orjson-limit", framing="sse")
+    wrong = ServerConfig("orjson-limit", "", "", "/orjson-limit", framing="sse")
     with pytest.raises(ServerError, match="streams other events"):
-        check(server, wrong)
+        check(server.port, wrong)
     with pytest.raises(ServerError, match="answered 404"):
         asyncio.run(read_stream(server.port, "/nothing?n=1", "jsonl"))
 
@@ -87,3 +89,13 @@ def test_a_tiny_suite_measures_every_cell(tmp_path: Path) -> None:
     assert samples["ready@c1"]["yield_to_read_ms"] is None
     memory = suite["memory_kb"]["dispatch-route-sse"]
     assert memory["peak"] >= memory["start"] > 0
+
+
+@pytest.mark.parametrize("path", STALLED)
+def test_the_stalled_reader_streams_send_1_mib_events(server: Server, path: str) -> None:
+    read = asyncio.run(read_stream(server.port, f"/{path}?n=2", "jsonl", keep=True))
+    assert [len(e["text"]) for e in parse_events(read.payloads, "jsonl")] == [EVENT_BYTES] * 2
+
+
+def test_a_stalled_reader_growth_is_read_from_a_fresh_server(tmp_path: Path) -> None:
+    assert isinstance(stalled_growth_kb(STALLED[0], 1, tmp_path, stall_s=0.1), int)

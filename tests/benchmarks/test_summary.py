@@ -3,11 +3,9 @@
 from pathlib import Path
 from typing import Any
 
-import pyperf
-
 from benchmarks import summary
-from benchmarks.cli import draw
-from benchmarks.rounds import Spread
+from benchmarks.cli import draw, render
+from benchmarks.runner import Spread
 
 CONFIGS = [{"name": n, "label": n.upper()} for n in ("typed", "dispatch-model", "orjson-limit")]
 
@@ -29,22 +27,8 @@ SERIALIZATION = _suite(
 )
 
 
-def _inprocess() -> dict[str, Any]:
-    suite = pyperf.BenchmarkSuite(
-        [
-            pyperf.Benchmark([pyperf.Run(values, metadata={"name": name}, collect_metadata=False)])
-            for name, values in (
-                ("toolcall/orjson-dict", [1e-5, 1e-5]),
-                ("toolcall/x", [2e-5, 4e-5]),
-            )
-        ]
-    )
-    data: dict[str, Any] = suite._as_json()  # pyperf's own JSON form, as the file holds it
-    return data
-
-
 def test_load_tables_give_medians_and_paired_ratios_to_peers_and_limit() -> None:
-    text = summary.render({"serialization": SERIALIZATION})
+    text = render({"serialization": SERIALIZATION})
     assert "2026-12-01 07:37 UTC, git abc: `python -m benchmarks`" in text
     assert "| configuration | req/s | x typed | x orjson-limit | p99 ms |" in text
     # The paired ratios: 1.5 in every round against typed, 0.5 against the limit.
@@ -61,26 +45,19 @@ def test_streaming_tables_show_events_per_second_and_yield_to_read_when_stamped(
     )
     for sample in suite["samples"]:
         sample |= {"gap_ms": {"p50": 1.0, "p99": 2.0}, "yield_to_read_ms": {"p50": 0.5, "p99": 3.0}}
-    text = summary.render({"streaming": suite})
+    text = render({"streaming": suite})
     assert (
         "| TYPED (`typed`) | 10.0 (10.0-10.0) | 0.50x (0.50-0.50) | 1.00 / 2.00 | 0.50 / 3.00 |"
         in text
     )
     for sample in suite["samples"]:
         sample["yield_to_read_ms"] = None
-    assert "yield to read" not in summary.render({"streaming": suite})
-
-
-def test_inprocess_tables_divide_pyperf_means_and_report_instability_once() -> None:
-    text = summary.render({"inprocess": _inprocess()})
-    assert "| `toolcall/x` | 30.0 +- 14.1 | 3.00x |" in text
-    assert text.count("may be unstable") == 1
-    assert "toolcall/x" in text.split("may be unstable")[1]
+    assert "yield to read" not in render({"streaming": suite})
 
 
 def test_plots_are_drawn_for_each_load_suite_measured(tmp_path: Path) -> None:
     streaming = _suite("events_per_s", {"typed": [10, 12], "orjson-limit": [20, 21]}, "ready@c1")
-    results = {"serialization": SERIALIZATION, "inprocess": _inprocess(), "streaming": streaming}
+    results = {"serialization": SERIALIZATION, "streaming": streaming}
     drawn = draw(results, tmp_path)
     assert [path.name for path in drawn] == ["serialization.png", "streaming.png"]
     assert all(path.read_bytes().startswith(b"\x89PNG") for path in drawn)

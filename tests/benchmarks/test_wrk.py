@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.load import WrkError, parse_wrk_output, require_wrk, wrk_command
+from benchmarks.runner import WrkError, parse_wrk_output, require_wrk, wrk_command
 
 # What wrk prints with benchmarks/wrk_report.lua: its own report, then the JSON line.
 OUTPUT = """\

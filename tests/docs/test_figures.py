@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import summary
-from benchmarks.cli import QUICK, RESULTS, SUITES, load_results
-from benchmarks.configs import REQUEST_CONFIGS
-from benchmarks.rounds import paired_ratios
+from benchmarks import inprocess, keepalive, requests, serialization, streaming, summary
+from benchmarks.cli import SUITES, load_results, render
+from benchmarks.runner import RESULTS, paired_ratios
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_RESULTS = RESULTS / "quick"
@@ -50,12 +49,13 @@ RATIOS = [
      "plain@c32+close", "keepalive", "stock"),
 ]  # fmt: skip
 METRICS = {"serialization": "rps", "keepalive": "rps", "streaming": "events_per_s"}
-#: (page, the text around the figure, pyperf benchmark): ``{}`` is its mean in ms.
+#: (page, the text around the figure, body, approach): ``{}`` is the median time of the
+#: approach on the validated body in ms.
 INPROCESS = [
     ("README.md", "FastAPI's untyped path (`jsonable_encoder` + `json.dumps`) takes {} ms",
-     "sdk-training/jsonable-encoder"),
-    ("README.md", "`orjson_dispatch.dumps` on the same model {} ms",
-     "sdk-training/dispatch-dumps-model"),
+     "sdk-training", "jsonable-encoder"),
+    ("README.md", "`orjson_dispatch.dumps` on the same model {} ms", "sdk-training",
+     "dumps-untyped"),
 ]  # fmt: skip
 #: (page, the text around the figure, suite, cell, configuration, percentile): ``{}`` is the
 #: median over the rounds of wrk's latency percentile, in ms.
@@ -93,7 +93,7 @@ def page_with_summary() -> str:
         before
         + START
         + "\n"
-        + summary.render(load_results(QUICK_RESULTS))
+        + render(load_results(QUICK_RESULTS))
         + "\n"
         + END
         + rest.split(END)[1]
@@ -110,24 +110,24 @@ def test_the_benchmarks_page_holds_the_summary_of_the_committed_quick_results() 
 def test_the_quick_results_are_the_quick_profiles() -> None:
     """Each figure quoted is one ``--quick`` measures: the files are that profile's, whole."""
     found = load_results(QUICK_RESULTS)
-    for suite in ("serialization", "requests", "streaming", "keepalive"):
-        assert "--quick" in found[suite]["run"]["command"]
-        every = {"requests": {c.name for c in REQUEST_CONFIGS}}  # all of it, when not in only
-        wanted = QUICK.only.get(suite) or every[suite]
-        assert {c["name"] for c in found[suite]["configs"]} == wanted, suite
-    for suite in ("serialization", "requests", "keepalive"):
-        cells = {cell.key for cell in getattr(QUICK, suite)[0]}
-        assert {c["key"] for c in found[suite]["cells"]} == cells, suite
-    assert {c["key"] for c in found["streaming"]["cells"]} == set(QUICK.streaming[0])
-    bodies = {name.split("/")[0] for name in summary.inprocess_benchmarks(found["inprocess"])}
-    assert bodies == set(QUICK.inprocess[0])
+    for suite in SUITES:
+        assert "--quick" in found[suite]["run"]["command"], suite
+    profiles = {
+        "serialization": (serialization.QUICK_CONFIGS, serialization.QUICK),
+        "requests": ([c.name for c in requests.CONFIGS], requests.CELLS),
+        "keepalive": (keepalive.QUICK_CONFIGS, keepalive.CELLS),
+        "streaming": (streaming.QUICK_CONFIGS, streaming.cells(streaming.QUICK[0])),
+    }
+    for suite, (configs, cells) in profiles.items():
+        assert {c["name"] for c in found[suite]["configs"]} == set(configs), suite
+        assert {c["key"] for c in found[suite]["cells"]} == {c.key for c in cells}, suite
+    assert {s["body"] for s in found["inprocess"]["samples"]} == set(inprocess.BODIES)
 
 
-def mean_ms(benchmark: str) -> str:
-    """The pyperf mean of ``benchmark`` (``<body>/<candidate>``) in ms, as tables format it."""
-    data = load_results(QUICK_RESULTS)["inprocess"]
-    found = {b.get_name(): b for bs in summary.inprocess_benchmarks(data).values() for b in bs}
-    return summary.number(found[benchmark].mean() * 1e3)
+def median_ms(body: str, approach: str) -> str:
+    """The median time of ``approach`` on the validated ``body`` in ms, as tables format it."""
+    found = inprocess.ratios(load_results(QUICK_RESULTS)["inprocess"], body, "validated")
+    return summary.number(found[approach]["us"] / 1e3)
 
 
 def latency_ms(suite: str, cell: str, config: str, percentile: str) -> str:
@@ -140,7 +140,7 @@ def quoted() -> list[tuple[str, str]]:
     """Every quoted sentence with its figure from the files: (page, text)."""
     return [
         *((page, text.format(figure(*row))) for page, text, *row in RATIOS),
-        *((page, text.format(mean_ms(name))) for page, text, name in INPROCESS),
+        *((page, text.format(median_ms(*row))) for page, text, *row in INPROCESS),
         *((page, text.format(latency_ms(*row))) for page, text, *row in LATENCIES),
     ]
 

@@ -23,9 +23,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from orjson_dispatch import DispatchRoute, json_lines, server_sent_events
-from tests.orjson_dispatch.apps import UNTYPED, LiveServer, Twin
-from tests.orjson_dispatch.sdk_corpus import (
+from bodies.sdk_corpus import (
     BUILT,
     Built,
     ChatCompletionChunk,
@@ -33,6 +31,8 @@ from tests.orjson_dispatch.sdk_corpus import (
     build,
     chat_chunks,
 )
+from orjson_dispatch import DispatchRoute, json_lines, server_sent_events
+from tests.orjson_dispatch.apps import UNTYPED, LiveServer, Twin
 from tests.orjson_dispatch.strategies.streams import generator
 from tests.orjson_dispatch.streams_harness import KINDS, assert_same_line, assert_streamed_alike
 

@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from tests.orjson_dispatch.sdk_corpus import (
+from bodies.sdk_corpus import (
     BUILT,
     AnthropicMessage,
     Built,

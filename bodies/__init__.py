@@ -1,4 +1,8 @@
-"""The data every configuration serves, built deterministically (the same in every process).
+"""The bodies model servers answer and receive, built the same in every process.
+
+The tests and the benchmarks both build their data here: :mod:`bodies.sdk_corpus` is the
+reference corpus of SDK types (``openai``, ``anthropic``, a proxy's models), this module the
+benchmarks' named bodies made of it and of the synthetic models below.
 
 Response bodies follow an OpenAI-style "responses" object as a training or RL rollout server
 returns it: an ``output`` list whose items are a tagged union of an assistant message and a
@@ -8,7 +12,7 @@ training body of 64k generated tokens is about 1.7 MB). Streams send OpenAI
 ``chat.completion.chunk`` events, cycling through :data:`CYCLE` chunks.
 
 The ``sdk-*`` bodies are made of the SDK types model servers return (the test suite's reference
-corpus, ``tests/orjson_dispatch/sdk_corpus.py``), validated: ``sdk-training``, the
+corpus, :mod:`bodies.sdk_corpus`), validated: ``sdk-training``, the
 ``openai.types.responses.Response`` subclass an RL rollout server answers for a chat completion of
 64k generated tokens (their ids and logprobs, ~2 MB); ``sdk-toolcall``, an agent turn of 36 output
 items (reasoning, messages with logprobs, function calls, ~37 KB); ``sdk-embeddings``, 64 x 1536
@@ -29,7 +33,7 @@ from typing import Annotated, Any, Literal, NamedTuple
 import orjson
 from pydantic import BaseModel, Field
 
-from tests.orjson_dispatch import sdk_corpus
+from bodies import sdk_corpus
 
 VOCABULARY_SIZE = 151_936  # Qwen 2.5's: token ids are below it
 SEED = 20_240_601
@@ -356,3 +360,18 @@ def request_answer(name: str) -> dict[str, int]:
     """Return what every request configuration answers to ``request(name)``."""
     turns = orjson.loads(request(name))["input"]
     return {"items": len(turns), "tokens": sum(len(t.get("token_ids", ())) for t in turns)}
+
+
+ITEMS = "items-1000"  # a server library's generic rows
+
+
+@cache
+def items(count: int = 1_000) -> list[dict[str, Any]]:
+    """Return ``count`` rows of 8 keys, as a server library's generic route returns them."""
+    rng = random.Random(SEED)
+    return [
+        {"id": index, "name": _words(rng, 2), "score": _logprob(rng), "active": index % 2 == 0,
+         "tags": [_words(rng, 1), _words(rng, 1)], "owner": None, "created": 1_717_200_000 + index,
+         "group": f"g{index % 16}"}
+        for index in range(count)
+    ]  # fmt: skip

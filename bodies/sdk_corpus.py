@@ -10,7 +10,7 @@ None``) are how servers type their bulk data.
 
 Every builder returns the wire JSON (a dict) of a deterministic instance (the same in every
 process, from ``seed``), sized by its arguments: small for tests, big for the benchmarks
-(``benchmarks/bodies.py``). :func:`build` turns it into a model, validated
+(:mod:`bodies`). :func:`build` turns it into a model, validated
 (``Model.model_validate``) or built without validation by the SDKs' own ``construct``, which
 builds nested models recursively (``openai._models.BaseModel.construct``; the proxy's plain
 pydantic models have only pydantic's ``model_construct``, which does not).
@@ -29,7 +29,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response
 from pydantic import BaseModel
 
-from tests.orjson_dispatch.proxy_models import EmbeddingResponse, ProxyChatResponse
+from bodies.proxy_models import EmbeddingResponse, ProxyChatResponse
 
 __all__ = [
     "AnthropicMessage",

@@ -1,0 +1,87 @@
+"""TCP keepalive: stock uvicorn against uvicorn-keepalive, one raw ASGI app answering ``{}``.
+
+``python -m benchmarks.keepalive [--quick]``. wrk at 32 connections with ``Connection:
+close`` (a new TCP connection per request: where uvicorn-keepalive does its work), at 32
+long-lived connections, and on one reused connection (the latency of a request: Nagle against
+delayed ACKs shows there). ``stock-b``, a second stock server, measures how far apart two
+identical servers are (an A/A comparison). The ``asyncio`` configurations run the asyncio
+loop: there ``--workers 2`` leaves TCP_NODELAY off unless uvicorn-keepalive sets it (uvloop
+always does), and a response written in two parts waits for the client's delayed ACK.
+"""
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from benchmarks import summary
+from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load, script
+
+SUITE = "keepalive"
+_KEEPALIVE = "uvicorn_keepalive:Protocol"
+CONFIGS = tuple(
+    ServerConfig(name, label, "benchmarks.keepalive:app", "/", "/", http, workers,
+                 loop="asyncio" if "asyncio" in name else None)
+    for name, label, http, workers in (
+        ("stock", "uvicorn HttpToolsProtocol, 1 worker", "httptools", 1),
+        ("keepalive", "uvicorn_keepalive.Protocol, 1 worker", _KEEPALIVE, 1),
+        ("stock-b", "uvicorn HttpToolsProtocol, 1 worker, a second process (A/A)", "httptools", 1),
+        ("stock-w2", "uvicorn HttpToolsProtocol, 2 workers", "httptools", 2),
+        ("keepalive-w2", "uvicorn_keepalive.Protocol, 2 workers", _KEEPALIVE, 2),
+        ("stock-asyncio", "uvicorn HttpToolsProtocol, 1 worker, asyncio", "httptools", 1),
+        ("stock-asyncio-w2", "uvicorn HttpToolsProtocol, 2 workers, asyncio", "httptools", 2),
+        ("keepalive-asyncio", "uvicorn_keepalive.Protocol, 1 worker, asyncio", _KEEPALIVE, 1),
+        ("keepalive-asyncio-w2", "uvicorn_keepalive.Protocol, 2 workers, asyncio", _KEEPALIVE, 2),
+    )
+)  # fmt: skip
+#: Each keepalive configuration is divided by the stock one with as many workers and the same
+#: loop; on asyncio, two workers are also divided by one worker of the same protocol.
+BASELINES = {
+    "keepalive": ("stock",),
+    "stock-b": ("stock",),
+    "keepalive-w2": ("stock-w2",),
+    "keepalive-asyncio": ("stock-asyncio",),
+    "stock-asyncio-w2": ("stock-asyncio",),
+    "keepalive-asyncio-w2": ("stock-asyncio-w2", "keepalive-asyncio"),
+}
+CELLS = (Cell("plain", 32, close=True), Cell("plain", 32), Cell("plain", 1))
+QUICK_CONFIGS = ("stock", "keepalive", "stock-b", "keepalive-asyncio", "stock-asyncio-w2",
+                 "keepalive-asyncio-w2")  # fmt: skip
+
+
+def measure(quick: bool, logs: Path) -> dict[str, Any]:
+    """Measure the three cells, configurations interleaved."""
+    configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
+    settings = LoadSettings(3, 1, 1, 1, 5) if quick else LoadSettings(7, 2, 2, 1, 10)
+    return run_load(SUITE, configs, CELLS, settings, answer=lambda c, b: (None, {}), log_dir=logs)
+
+
+def render(suite: Any) -> list[str]:
+    """Return the summary tables of a result file."""
+    times = [("latency ms p50 / p99", "latency_us", ("p50", "p99"), 1e-3)]
+    return summary.section("TCP keepalive", suite, "rps", BASELINES, times)
+
+
+Message = MutableMapping[str, Any]
+_HEADERS = [(b"content-type", b"application/json"), (b"content-length", b"2")]
+_START: Message = {"type": "http.response.start", "status": 200, "headers": _HEADERS}
+_BODY: Message = {"type": "http.response.body", "body": b"{}"}
+
+
+async def app(
+    scope: Message,
+    receive: Callable[[], Awaitable[Message]],
+    send: Callable[[Message], Awaitable[None]],
+) -> None:
+    """Answer every HTTP request with ``{}`` (connections cost the most); complete the lifespan."""
+    if scope["type"] == "lifespan":
+        while True:
+            event = (await receive())["type"]
+            await send({"type": f"{event}.complete"})
+            if event == "lifespan.shutdown":
+                return
+    await send(_START)
+    await send(_BODY)
+
+
+if __name__ == "__main__":
+    raise SystemExit(script(SUITE, measure, render))

@@ -1,0 +1,111 @@
+"""Request bodies over HTTP: every way of reading the same JSON body, one uvicorn process each.
+
+``python -m benchmarks.requests [--quick]``. POSTs at 32 connections of ``multi-turn`` (16
+items, 52k token ids, ~1.7 MB) and ``chat`` (~2 KB), read as a dict or a typed
+``TurnsRequest`` by FastAPI, by ``DispatchRoute``, and by the limit of each kind (orjson and the
+same validation in the endpoint). Every endpoint answers the same counts in a ``Response`` of
+its own, so that only the reading of the body differs. Ratios divide by FastAPI's own parse and
+by orjson's limit of the same kind, typed ones also by ``model_validate_json``.
+"""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+from fastapi import Body, FastAPI, Request
+from fastapi.responses import Response
+from fastapi.routing import APIRoute
+from pydantic import TypeAdapter
+
+from benchmarks import summary
+from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load, script
+from bodies import CHAT, MULTI_TURN, TurnsRequest, request, request_answer
+from orjson_dispatch import DispatchRoute
+
+SUITE = "requests"
+CONFIGS = tuple(
+    ServerConfig(name, label, "benchmarks.requests:app", f"/{name}/{{body}}", method="POST")
+    for name, label in (
+        ("fastapi-dict", "FastAPI, body: dict = Body() (json.loads)"),
+        ("route-dict", "DispatchRoute, body: dict = Body()"),
+        ("limit-dict", "orjson.loads(await request.body()) + the same dict validation"),
+        ("fastapi-typed", "FastAPI, body: TurnsRequest (json.loads, then validation)"),
+        ("route-typed", "DispatchRoute, body: TurnsRequest"),
+        ("limit-typed", "orjson.loads(await request.body()) + TurnsRequest.model_validate"),
+        ("validate-json", "TurnsRequest.model_validate_json(await request.body())"),
+    )
+)
+BASELINES = {
+    "route-dict": ("fastapi-dict", "limit-dict"),
+    "limit-dict": ("fastapi-dict",),
+    "route-typed": ("fastapi-typed", "limit-typed", "validate-json"),
+    "limit-typed": ("fastapi-typed",),
+    "validate-json": ("fastapi-typed",),
+}
+CELLS = (Cell(MULTI_TURN, 32), Cell(CHAT, 32))
+FULL = LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)
+QUICK = LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)
+
+
+def measure(quick: bool, logs: Path) -> dict[str, Any]:
+    """Measure every configuration on both bodies, interleaved."""
+    return run_load(SUITE, CONFIGS, CELLS, QUICK if quick else FULL, log_dir=logs,
+                    answer=lambda config, name: (request(name), request_answer(name)))  # fmt: skip
+
+
+def render(suite: Any) -> list[str]:
+    """Return the summary tables of a result file."""
+    return summary.section("Request bodies over HTTP", suite, "rps", BASELINES, summary.LATENCY)
+
+
+app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+_DICT = TypeAdapter(dict[str, Any])  # what FastAPI validates a body: dict with
+
+
+def _counts(turns: list[Any]) -> Response:
+    tokens = sum(len(t.get("token_ids", ()) if isinstance(t, dict) else t.token_ids) for t in turns)
+    return Response(orjson.dumps({"items": len(turns), "tokens": tokens}))
+
+
+@app.get("/health")
+async def health() -> Response:
+    return Response(b"ok", media_type="text/plain")
+
+
+async def read_dict(name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
+    return _counts(body["input"])
+
+
+async def read_typed(name: str, body: TurnsRequest) -> Response:
+    return _counts(body.input)
+
+
+# FastAPI's route and DispatchRoute's one after it, on the app's router (an included router
+# costs more per request; each route before a path costs its match).
+for kind, endpoint in (("dict", read_dict), ("typed", read_typed)):
+    for prefix, route_class in (("fastapi", APIRoute), ("route", DispatchRoute)):
+        app.router.add_api_route(
+            f"/{prefix}-{kind}/{{name}}",
+            endpoint,
+            methods=["POST"],
+            route_class_override=route_class,
+        )
+
+
+@app.post("/limit-dict/{name}")
+async def limit_dict(name: str, request: Request) -> Response:
+    return _counts(_DICT.validate_python(orjson.loads(await request.body()))["input"])
+
+
+@app.post("/limit-typed/{name}")
+async def limit_typed(name: str, request: Request) -> Response:
+    return _counts(TurnsRequest.model_validate(orjson.loads(await request.body())).input)
+
+
+@app.post("/validate-json/{name}")
+async def validate_json(name: str, request: Request) -> Response:
+    return _counts(TurnsRequest.model_validate_json(await request.body()).input)
+
+
+if __name__ == "__main__":
+    raise SystemExit(script(SUITE, measure, render))

@@ -1,0 +1,195 @@
+"""Returned bodies over HTTP: every way of answering the same data, one uvicorn process each.
+
+``python -m benchmarks.serialization [--quick]``. One FastAPI app answers
+``GET /<configuration>/<body>`` every way a user could (every configuration answers the same
+JSON document, checked before measuring); Litestar, the framework peer, answers the ready
+dict (msgspec encodes it). Typed configurations declare the body's own class: ``ResponseModel``, or
+``TrainingResponse`` for ``sdk-training`` and ``sdk-toolcall`` (routes ``.../sdk-<name>``,
+matched first). Ratios divide by FastAPI's two paths, the helper model servers write by hand
+and orjson's limit.
+"""
+
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+from fastapi import APIRouter, FastAPI, HTTPException
+from fastapi.exceptions import FastAPIDeprecationWarning
+from fastapi.responses import JSONResponse, ORJSONResponse, Response
+from litestar import Litestar
+from litestar import get as litestar_get
+from litestar.exceptions import NotFoundException
+from pydantic import BaseModel
+
+from benchmarks import summary
+from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load, script
+from bodies import SDK_TOOLCALL, SDK_TRAINING, TOOLCALL, TRAINING, Body, ResponseModel, body
+from bodies.sdk_corpus import TrainingResponse
+from orjson_dispatch import DispatchRoute, dispatch
+
+SUITE = "serialization"
+_SYNTHETIC = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
+_SCALING = ("tokens-256", "tokens-4096", "tokens-16384", "tokens-262144")
+_APP = "benchmarks.serialization:"
+CONFIGS = tuple(
+    ServerConfig(name, label, _APP + app, f"/{name}/{{body}}")
+    for name, label, app in (
+        ("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)", "app"),
+        ("starlette-json", "Starlette JSONResponse on the dict (json.dumps)", "app"),
+        ("orjson-response", "FastAPI typed, response_class=ORJSONResponse (deprecated)", "app"),
+        ("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)", "app"),
+        ("dump-json", "Response(model.model_dump_json()) (Pydantic's serializer alone)", "app"),
+        ("litestar", "Litestar returning the ready dict (msgspec; framework peer)", "litestar_app"),
+        ("dispatch-model", "@dispatch returning the model (-> Model)", "app"),
+        ("dispatch-dict", "@dispatch returning the ready dict (untyped)", "app"),
+        ("dispatch-route", "APIRouter(route_class=DispatchRoute), -> Model", "app"),
+        ("dispatch-untyped", "@dispatch returning the model (untyped)", "app"),
+        ("dispatch-route-untyped", "DispatchRoute returning the model (untyped)", "app"),
+        ("helper", 'Response(orjson.dumps(model.model_dump(mode="json"))) (the helper)', "app"),
+        ("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)", "app"),
+        ("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)", "app"),
+    )
+)  # fmt: skip
+BASELINES = ("untyped", "typed", "helper", "orjson-limit")
+_FULL_SETTINGS = LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)
+#: Four bodies at 1, 32 (the profile's duration) and 256 connections (1 s, longer for slow
+#: configurations), the 1.5k-token body, the SDK bodies, the scaling sizes at one connection.
+FULL = (
+    *(Cell(b, c, duration_s=None if c == 32 else 1) for c in (1, 32, 256) for b in _SYNTHETIC),
+    Cell("tokens-1536", 32),
+    *(Cell(b, 32) for b in (SDK_TRAINING, SDK_TOOLCALL)),
+    *(Cell(b, 1, duration_s=1) for b in _SCALING),
+)
+QUICK = (Cell(TRAINING, 32), Cell(TOOLCALL, 32))
+QUICK_CONFIGS = ("typed", "dump-json", "dispatch-model", "dispatch-route", "orjson-limit")
+QUICK_SETTINGS = LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)
+
+
+def measure(quick: bool, logs: Path) -> dict[str, Any]:
+    """Measure the profile: wrk at each cell's connections, configurations interleaved."""
+    configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
+    cells, settings = (QUICK, QUICK_SETTINGS) if quick else (FULL, _FULL_SETTINGS)
+    return run_load(SUITE, configs, cells, settings, answer=lambda c, b: (None, body(b).data),
+                    log_dir=logs)  # fmt: skip
+
+
+def render(suite: Any) -> list[str]:
+    """Return the summary tables of a result file."""
+    baselines = {c["name"]: BASELINES for c in suite["configs"]}
+    return summary.section("Serialization over HTTP", suite, "rps", baselines, summary.LATENCY)
+
+
+# --- the apps ---------------------------------------------------------------------------------
+
+# ORJSONResponse is deprecated since FastAPI 0.130 but stays: many deployed apps use it.
+warnings.filterwarnings("ignore", category=FastAPIDeprecationWarning)
+app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+dispatch_router = APIRouter(route_class=DispatchRoute)
+M = TypeVar("M", bound=BaseModel)
+
+
+def _body(name: str) -> Body:
+    try:
+        return body(name)
+    except KeyError:
+        raise HTTPException(404, f"no body called {name!r}") from None
+
+
+def _model(name: str, cls: type[M]) -> M:
+    model = _body(name).model
+    if not isinstance(model, cls):
+        raise HTTPException(404, f"the body {name!r} is no {cls.__name__}")
+    return model
+
+
+def _json(content: bytes | str) -> Response:
+    return Response(content, media_type="application/json")
+
+
+async def sdk_typed(name: str) -> TrainingResponse:
+    return _model(f"sdk-{name}", TrainingResponse)
+
+
+async def typed(name: str) -> ResponseModel:  # validation, then Pydantic's dump_json
+    return _model(name, ResponseModel)
+
+
+async def untyped(name: str):  # type: ignore[no-untyped-def]  # jsonable_encoder + json.dumps
+    return _body(name).model
+
+
+async def ready_dict(name: str):  # type: ignore[no-untyped-def]
+    return _body(name).data
+
+
+async def health() -> Response:
+    return Response(b"ok", media_type="text/plain")
+
+
+async def dump_json(name: str) -> Response:  # Pydantic's serializer without validation
+    return _json(_body(name).model.model_dump_json(by_alias=True))
+
+
+async def starlette_json(name: str) -> JSONResponse:
+    return JSONResponse(_body(name).data)
+
+
+async def orjson_limit(name: str) -> Response:
+    return _json(orjson.dumps(_body(name).data))
+
+
+async def bytes_limit(name: str) -> Response:  # the transport's limit: bytes serialized once
+    return _json(_body(name).json)
+
+
+async def helper(name: str) -> Response:  # what model servers write by hand
+    return _json(orjson.dumps(_body(name).model.model_dump(mode="json", by_alias=True)))
+
+
+# The @dispatch wrappers first: wrapping a function a route already serves is warned about.
+ROUTES: list[tuple[str, Callable[..., Any]]] = [
+    ("/dispatch-model/sdk-{name}", dispatch(sdk_typed)),
+    ("/dispatch-model/{name}", dispatch(typed)),
+    ("/dispatch-dict/{name}", dispatch(ready_dict)),
+    ("/dispatch-untyped/{name}", dispatch(untyped)),
+    ("/typed/sdk-{name}", sdk_typed),
+    ("/health", health),
+    ("/untyped/{name}", untyped),
+    ("/typed/{name}", typed),
+    ("/dump-json/{name}", dump_json),
+    ("/starlette-json/{name}", starlette_json),
+    ("/orjson-limit/{name}", orjson_limit),
+    ("/bytes-limit/{name}", bytes_limit),
+    ("/helper/{name}", helper),
+]
+for path, endpoint in ROUTES:
+    app.get(path)(endpoint)
+app.get("/orjson-response/sdk-{name}", response_class=ORJSONResponse)(sdk_typed)
+app.get("/orjson-response/{name}", response_class=ORJSONResponse)(typed)
+dispatch_router.get("/dispatch-route/sdk-{name}")(sdk_typed)
+dispatch_router.get("/dispatch-route/{name}")(typed)
+dispatch_router.get("/dispatch-route-untyped/{name}")(untyped)
+app.include_router(dispatch_router)
+
+
+@litestar_get("/health", media_type="text/plain", sync_to_thread=False)
+def litestar_health() -> str:
+    return "ok"
+
+
+@litestar_get("/litestar/{name:str}")
+async def litestar_body(name: str) -> dict[str, Any]:
+    try:
+        return body(name).data
+    except KeyError:
+        raise NotFoundException(f"no body called {name!r}") from None
+
+
+with warnings.catch_warnings():  # the "{name:str}" path style: Litestar >= 2.12 reads it
+    warnings.simplefilter("ignore", DeprecationWarning)
+    litestar_app = Litestar(route_handlers=[litestar_health, litestar_body], openapi_config=None)
+
+if __name__ == "__main__":
+    raise SystemExit(script(SUITE, measure, render))
