@@ -67,7 +67,7 @@ CONFIGS = tuple(
         ("dispatch-sse", "@dispatch on the generator, EventSourceResponse", "sse"),
         ("dispatch-route-jsonl", "APIRouter(route_class=DispatchRoute), JSON Lines", "jsonl"),
         ("dispatch-route-sse", "APIRouter(route_class=DispatchRoute), SSE", "sse"),
-        ("server-sent-events", "the vLLM stream migrated: server_sent_events(chunks)", "sse"),
+        ("server-sent-events", "the vLLM stream migrated: server_sent_events(bare=True)", "sse"),
     )
 )  # fmt: skip
 HAND_WRITTEN = {"jsonl": ("orjson-limit",), "sse": ("orjson-limit-sse", "model-dump-json-sse")}
@@ -341,7 +341,7 @@ async def model_dump_json_sse(shape: ShapeQuery) -> StreamingResponse:  # vLLM's
 
 
 async def migrated_sse(shape: ShapeQuery) -> StreamingResponse:  # the same, by orjson_dispatch
-    return server_sent_events(models(shape))
+    return server_sent_events(models(shape), bare=True)
 
 
 class Blob(BaseModel):

@@ -99,3 +99,11 @@ def test_the_stalled_reader_streams_send_1_mib_events(server: Server, path: str)
 
 def test_a_stalled_reader_growth_is_read_from_a_fresh_server(tmp_path: Path) -> None:
     assert isinstance(stalled_growth_kb(STALLED[0], 1, tmp_path, stall_s=0.1), int)
+
+
+def test_the_migrated_stream_sends_the_bytes_of_the_hand_built_one(server: Server) -> None:
+    reads = [
+        asyncio.run(read_stream(server.port, f"/{path}?n=70&burst=8", "sse", keep=True))
+        for path in ("model-dump-json-sse", "server-sent-events")
+    ]
+    assert reads[0].payloads == reads[1].payloads
