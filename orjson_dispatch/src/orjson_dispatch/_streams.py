@@ -3,10 +3,40 @@
 `Stream` is a Starlette `StreamingResponse` whose `body_iterator` yields the frame of each item
 (`_stream_frames`), so that a route class wrapping `response.body_iterator` (FastAPI's custom
 route pattern) sees the frames and an iterator it assigns is the one sent. It is sent in
-FastAPI's own shape for Server-Sent Events: a producer task iterates the body into an anyio
-memory stream, and the response's task sends what it receives; the frames ready together (a
-burst the generator yields without waiting) leave in one body message. `build_stream` builds
-every stream: `DispatchRoute`'s, and `json_lines` and `server_sent_events` for hand-built ones.
+FastAPI's own shape for Server-Sent Events: a producer task iterates the body into a queue, and
+the response's task sends what it holds. `build_stream` builds every stream: `DispatchRoute`'s,
+and `json_lines` and `server_sent_events` for hand-built ones.
+
+Deliberate divergences from FastAPI's streams (0.134 JSON Lines, 0.135 `EventSourceResponse`),
+each for the reason given; the bytes a client reads are the same (`_stream_frames` lists the
+frames' own):
+
+1. Frames ready together (a burst the generator yields without waiting) leave in one body
+   message, up to 64 KiB; FastAPI sends one message per event. One send and one `write` per
+   burst is what keeps many concurrent streams fast.
+2. Events yielded before the generator fails are sent, then the failure ends the body without
+   its terminator; FastAPI's Server-Sent Events drop those still in its memory streams when the
+   producer's failure cancels them. The client should get everything produced.
+3. The generator is closed as soon as its stream ends, however it ends, a sync generator's
+   `finally` run in the threadpool; FastAPI leaves the generator of a client that left (its JSON
+   Lines, and its Server-Sent Events of a generator that never waits) and its Server-Sent
+   Events still open at a graceful shutdown to the garbage collector. A generator's `finally`
+   frees what it holds (an engine's slot): it must not wait for a collection.
+4. What waits for a slow client is bounded in bytes (`StreamSettings.buffer_bytes`, counting
+   uvicorn's transport buffer); FastAPI's Server-Sent Events hold a frame in each of their two
+   memory streams and the consumer, its JSON Lines one, whatever their size. A bound counted in
+   frames is no bound when a frame is 1 MB.
+5. A frame larger than 64 KiB is handed to the server in pieces of 64 KiB; FastAPI hands it
+   whole. uvicorn's transport takes a whole message at once, so its buffer would hold the
+   whole frame.
+6. `send_timeout` ends the stream of a client that takes nothing for that long, timed by the
+   client's progress read from the socket (`_stream_connection`); FastAPI waits as long as the
+   connection stays open. A stalled client must not hold a generator (and its engine) forever.
+7. The ping interval is set per route (`StreamSettings.ping_interval`); FastAPI's is a module
+   constant, `fastapi.routing._PING_INTERVAL`, read as the default.
+8. `server_sent_events(bare=True)` sends the events without pings or headers of their own;
+   FastAPI always pings and sets `Cache-Control` and `X-Accel-Buffering`. A hand-built stream
+   moved to the helper must keep its bytes.
 """
 
 from __future__ import annotations
