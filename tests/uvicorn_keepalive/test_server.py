@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import trustme
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol as UvicornH11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
 import uvicorn_keepalive
@@ -64,11 +66,25 @@ def test_public_classes_apply_the_settings_read_at_their_lookup(loop: str, name:
             assert client.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
 
 
+class OwnProtocol(HttpToolsProtocol):
+    """A user's own protocol class: honoured, served without keepalive."""
+
+
 @pytest.mark.parametrize("loop", LOOPS)
-@pytest.mark.parametrize("http", ["httptools", "h11"])
-def test_protocol_factory_applies_its_settings(loop: str, http: str) -> None:
+@pytest.mark.parametrize(
+    ("http", "base"),
+    [
+        ("httptools", HttpToolsProtocol),
+        ("h11", UvicornH11Protocol),
+        ("auto", HttpToolsProtocol),  # uvicorn's "auto" with httptools installed
+        (HttpToolsProtocol, HttpToolsProtocol),
+        (UvicornH11Protocol, UvicornH11Protocol),
+    ],
+)
+def test_protocol_factory_applies_its_settings(
+    loop: str, http: str | type[asyncio.Protocol], base: type[asyncio.Protocol]
+) -> None:
     cls = protocol(idle=17, interval=3, count=9, http=http)
-    base = uvicorn_keepalive.Protocol if http == "httptools" else uvicorn_keepalive.H11Protocol
     assert isinstance(cls, type)
     assert issubclass(cls, base)
     with running_server(http=cls, loop=loop) as running:
@@ -76,6 +92,16 @@ def test_protocol_factory_applies_its_settings(loop: str, http: str) -> None:
         with client:
             assert response.startswith(b"HTTP/1.1 200 OK")
             assert keepalive_options(running.server_side_socket(client)) == expected(17, 3, 9)
+
+
+def test_a_users_own_protocol_class_is_served_as_given() -> None:
+    with running_server(http=protocol(idle=18, http=OwnProtocol)) as running:
+        client, response = get(running.port)
+        with client:
+            assert response.startswith(b"HTTP/1.1 200 OK")
+            accepted = running.server_side_socket(client)
+            assert type(running.server.server_state.connections.copy().pop()) is OwnProtocol
+            assert accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 0
 
 
 def test_applied_once_per_connection_not_per_request(count_connections: list[int]) -> None:
