@@ -112,11 +112,9 @@ def serve_both(
     value: Any, annotation: Any = UNTYPED, **route: Any
 ) -> tuple[httpx.Response, httpx.Response]:
     """FastAPI's and dispatch's answers, in that order, for an endpoint returning ``value``."""
-    answers = serve(
-        Route("/fastapi", make_endpoint(value, annotation=annotation), route),
-        Route("/dispatch", dispatch(make_endpoint(value, annotation=annotation)), route),
-    )
-    return answers["/fastapi"], answers["/dispatch"]
+    twin = Twin()
+    twin.add("GET", "", make_endpoint(value, annotation=annotation), **route)
+    return twin.both("GET", "")
 
 
 def get_all(app: ASGIApp, *paths: str) -> list[httpx.Response]:
