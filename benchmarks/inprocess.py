@@ -35,7 +35,7 @@ from bodies.sdk_corpus import (
     Built,
     ChatCompletion,
     ChatCompletionChunk,
-    TrainingResponse,
+    Response,
     anthropic_message,
     build,
     chat_chunks,
@@ -47,13 +47,13 @@ from orjson_dispatch import dumps
 SUITE = "inprocess"
 #: Body name: its class and the wire JSON of its values (each encoded alone).
 BODIES: dict[str, tuple[type[BaseModel], Callable[[], list[dict[str, Any]]]]] = {
-    "chunk": (ChatCompletionChunk, lambda: chat_chunks(count=3)[1:2]),
+    "chunk": (ChatCompletionChunk, lambda: chat_chunks(count=2)[:1]),
     f"chunks-{CYCLE}": (ChatCompletionChunk, lambda: chat_chunks(count=CYCLE)),
     "chat-toolcall": (ChatCompletion, lambda: [chat_completion(tokens=64, top=3, tool_calls=4)]),
-    "response-12": (TrainingResponse, lambda: [response(items=12)]),
-    SDK_TOOLCALL: (TrainingResponse, lambda: [SDK_BODIES[SDK_TOOLCALL][1]()]),
+    "response-12": (Response, lambda: [response(items=12)]),  # the token data as extras
+    SDK_TOOLCALL: (SDK_BODIES[SDK_TOOLCALL][0], lambda: [SDK_BODIES[SDK_TOOLCALL][1]()]),
     "anthropic-6": (AnthropicMessage, lambda: [anthropic_message(blocks=6)]),
-    SDK_TRAINING: (TrainingResponse, lambda: [SDK_BODIES[SDK_TRAINING][1]()]),
+    SDK_TRAINING: (SDK_BODIES[SDK_TRAINING][0], lambda: [SDK_BODIES[SDK_TRAINING][1]()]),
 }
 HELPER = "helper"
 ROUNDS = 7

@@ -39,6 +39,7 @@ from benchmarks.runner import (
     ServerConfig,
     ServerError,
     drive,
+    get,
     script,
     stderr,
 )
@@ -206,16 +207,20 @@ def run_streaming(
 def stalled_growth_kb(path: str, readers: int, log_dir: Path, stall_s: float = STALL_S) -> int:
     """Return a fresh server's VmRSS growth while ``readers`` clients stall on ``path``.
 
-    Each client sends its request, reads once (the response head and what fits) and then
+    One whole stream of one event first (every code path run); then each client, its receive
+    buffer 64 KiB, sends its request, reads once (the response head and what fits) and then
     nothing for ``stall_s``; the growth is the VmRSS then minus the VmRSS before.
     """
     config = ServerConfig(path, path, "benchmarks.streaming:app", f"/{path}")
     server, clients = Server(config, log_dir), []
     try:
         server.wait_ready()
+        get(server.port, f"/{path}?n=1")
         before = server.status_kb("VmRSS")
         for _ in range(readers):
-            client = socket.create_connection(("127.0.0.1", server.port))
+            client = socket.socket()
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 16)
+            client.connect(("127.0.0.1", server.port))
             client.sendall(f"GET /{path}?n={STALLED_EVENTS} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
             client.recv(1 << 16)
             clients.append(client)
