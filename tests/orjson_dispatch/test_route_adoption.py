@@ -133,12 +133,18 @@ def test_route_class_set_after_the_routes_warns_at_the_first_request_naming_them
     assert not dispatched_routes(app)["GET /a"]
 
 
-def test_plain_router_included_into_a_dispatch_route_app_warns_naming_its_routes(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def dispatch_route_app() -> FastAPI:
+    """An app whose router makes ``DispatchRoute`` routes (set before any), serving ``GET /a``."""
     app = FastAPI()
     app.router.route_class = DispatchRoute
     app.add_api_route("/a", item, methods=["GET"])
+    return app
+
+
+def test_plain_router_included_into_a_dispatch_route_app_warns_naming_its_routes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = dispatch_route_app()
     router = APIRouter()
     router.add_api_route("/c", item, methods=["GET"])
     inner = APIRouter()
@@ -154,9 +160,7 @@ def test_plain_router_included_into_a_dispatch_route_app_warns_naming_its_routes
 def test_route_class_set_in_time_and_dispatch_route_routers_do_not_warn(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    app = FastAPI()
-    app.router.route_class = DispatchRoute
-    app.add_api_route("/a", item, methods=["GET"])
+    app = dispatch_route_app()
     router = APIRouter(route_class=DispatchRoute)
     router.add_api_route("/c", item, methods=["GET"])
     app.include_router(router, prefix="/p")
