@@ -144,6 +144,7 @@ class Stream(StreamingResponse):
         self._last_sent = -math.inf
         self._send_scope: anyio.CancelScope | None = None
         self._watch_wake: anyio.Event | None = None
+        self._event: Callable[[], anyio.Event] = anyio.Event
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # Found here, in the request's task: Starlette sends from a task of its own.
@@ -156,6 +157,9 @@ class Stream(StreamingResponse):
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         self._last_sent = time.monotonic()
+        # The running backend's own event class: `anyio.Event()` looks the backend up each
+        # time (5 us on asyncio, against 1 us; the sender waits on a new event per burst).
+        self._event = type(anyio.Event())
         failure: Exception | None = None
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(self._produce)
@@ -183,7 +187,7 @@ class Stream(StreamingResponse):
                 chunk = content if isinstance(content, bytes) else _as_bytes(content, self.charset)
                 self._put(chunk)  # no checkpoint per frame: a burst is produced whole, then sent
                 if self._full():
-                    self._writable = anyio.Event()
+                    self._writable = self._event()
                     await self._writable.wait()
         except Exception as error:  # raised by the response once the frames before are sent
             self._failure = error
@@ -196,7 +200,8 @@ class Stream(StreamingResponse):
     def _put(self, chunk: bytes) -> None:
         self._frames.append(chunk)
         self._queued += len(chunk)
-        self._wake_sender()
+        if self._readable is not None:
+            self._wake_sender()
 
     def _full(self) -> bool:
         """Whether the generator must wait before its next item.
@@ -230,7 +235,7 @@ class Stream(StreamingResponse):
             if not self._frames:
                 if self._produced:
                     return
-                self._readable = anyio.Event()
+                self._readable = self._event()
                 await self._readable.wait()
                 continue
             body = self._take()
@@ -321,7 +326,7 @@ class Stream(StreamingResponse):
         seen, baseline, since = 0, None, 0.0
         while True:
             if not self._sending:
-                self._watch_wake = anyio.Event()
+                self._watch_wake = self._event()
                 await self._watch_wake.wait()
             await anyio.sleep(interval)
             if not self._sending:
