@@ -1,7 +1,7 @@
 """The hypothesis profiles, and the figures of FastAPI's suite runs, for every test.
 
 The hypothesis profiles (``hypothesis_runs.py``) are registered and loaded here, once for the
-whole tree.
+whole tree. The long tests run first (``pytest_collection_modifyitems``).
 
 The figures of FastAPI's suite runs (tests/fastapi_suite) are printed at the end of the session.
 
@@ -25,6 +25,14 @@ if importlib.util.find_spec("hypothesis") is not None:
     from tests.hypothesis_runs import register_profiles
 
     register_profiles()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the long tests (marked ``slow`` or ``netns``) first, the others in their order: with
+    pytest-xdist, a long test left for the end keeps one worker busy while the other has nothing
+    left to run."""
+    items.sort(key=lambda item: not any(map(item.get_closest_marker, ("slow", "netns"))))
+
 
 _PROPERTY = "fastapi-suite-summary"
 _LINES: list[str] = []
