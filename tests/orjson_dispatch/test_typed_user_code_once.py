@@ -68,6 +68,14 @@ class ModelSerialized(BaseModel):
         return {"big": self.big}
 
 
+class OwnDump(BaseModel):
+    x: int = 1
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        CALLS.append("model_dump")
+        return super().model_dump(**kwargs)
+
+
 class Holder(BaseModel):
     inner: list[Any]
     big: int
@@ -85,6 +93,7 @@ VALUES: dict[str, Callable[[], Any]] = {
     ),
     "models in a dict beside a big int": lambda: {"m": Plain(x=1, big=2), "n": BIG},
     "models in a dict beside a non-str key": lambda: {"m": Computed(held=1), 5: 1},
+    "an own model_dump beside a big int": lambda: {"m": OwnDump(), "n": BIG},
 }
 
 

@@ -70,18 +70,26 @@ __all__ = [
     "ContextualError",
     "Declared",
     "Encode",
+    "KeepResultsError",
     "NotPlainError",
+    "RestartError",
+    "SqlalchemyKeyError",
     "class_encoder",
     "declared",
     "default_for",
     "exact",
-    "holds_any",
+    "is_sqlalchemy_key",
     "keeping_results",
+    "kept",
+    "model_default",
     "model_json",
     "model_python",
     "numpy_as_orjson",
+    "once",
     "orjson_models",
     "pydantic_json",
+    "restart",
+    "runs_user_code",
     "without_nan",
     "writes_nan",
 ]
@@ -490,33 +498,33 @@ def _identifier(text: str) -> str:
     return re.sub(r"\W", "_", text)
 
 
-def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
+def _source(cls: type[BaseModel], by_alias: bool, sqlalchemy: bool) -> _Source:
+    """Return the code writing `cls`.
+
+    With `sqlalchemy` (FastAPI's untyped path), the code raises `SqlalchemyKeyError` where a
+    free-key position (extras, `dict` and `Any` values, pydantic's conversions) holds a key
+    `jsonable_encoder` drops.
+    """
     fields, config, definitions = _model_schema(cls)
     tag = f"{_identifier(cls.__name__)}_{next(_numbers)}"
     checks = _Checks(definitions, {}, tag)
-    whole = checks.name(_BY_PYDANTIC[by_alias], "by_pydantic")
-    once = checks.name(_once, "once")
-    output: dict[str, str] = {}
-    separate: dict[str, str] = {}  # field name: the name of its value serializer
-    tests = [f"len(d) == {len(fields['fields'])}"]
-    for name, field in fields["fields"].items():
-        if field.get("serialization_exclude_if") is not None:
-            raise NotPlainError
-        shown = not field.get("serialization_exclude")
-        try:
-            expression = checks.expression(field["schema"], f"d[{name!r}]")
-        except NotPlainError:  # this field's values are pydantic's, one by one
-            expression = None
-            if _needs_the_model(field["schema"]):
-                raise
-            if shown:
-                serializer = _value_serializer(field["schema"], definitions, config, by_alias)
-                separate[name] = checks.name(serializer, f"{name}_by_pydantic")
-        tests.append(expression or f"{name!r} in d")
-        if shown:
-            alias = field.get("serialization_alias") if by_alias else None
-            output[name] = alias or name
+    whole = checks.name((_SAFE_PYDANTIC if sqlalchemy else _BY_PYDANTIC)[by_alias], "by_pydantic")
+    call_once = checks.name(once, "once")
+    found = checks.name(_found_sqlalchemy_key, "found_sqlalchemy_key")
+    tests, output, separate = _fields(fields, checks, config, by_alias)
+    # The fields whose values may hold a key `jsonable_encoder` drops.
+    free = [
+        name
+        for name in output
+        if sqlalchemy
+        and name not in separate
+        and _free_keys(fields["fields"][name]["schema"], definitions)
+    ]
     computed = _computed(fields, checks, config, by_alias)
+    if sqlalchemy and any(
+        is_sqlalchemy_key(key) for key in (*output.values(), *(item[1] for item in computed))
+    ):
+        raise NotPlainError  # pydantic's dict is looked at whole
     extra = (fields.get("extra_behavior") or config.get("extra_fields_behavior")) == "allow"
     identity = not computed and not separate and output == {name: name for name in fields["fields"]}
     body = [
@@ -530,14 +538,9 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
         "    exact = False",
         "if not exact:",
         f"    return {whole}(m)",
+        *(f"{found}(d[{name!r}])" for name in free),
     ]
-    # A model held at an `Any` position (or in the extras) may run user code of its own.
-    runs_user_code = bool(
-        computed
-        or separate
-        or extra
-        or any(holds_any(field["schema"]) for field in fields["fields"].values())
-    )
+    runs_user_code = bool(computed or separate)
     if identity and not extra:
         body.append("return d")
         return _Source(tag, body, checks.namespace, frozenset(checks.models), runs_user_code)
@@ -549,21 +552,60 @@ def _source(cls: type[BaseModel], by_alias: bool) -> _Source:
     keys = checks.name(output, "keys")
     body.append(f"out = {{{keys}[k]: v for k, v in d.items() if k in {keys}}}")
     for name, converted in separate.items():
-        body.append(f"out[{output[name]!r}] = {once}(m, {name!r}, {converted}, d[{name!r}])")
+        body.append(f"out[{output[name]!r}] = {call_once}(m, {name!r}, {converted}, d[{name!r}])")
+        if sqlalchemy:
+            body.append(f"{found}(out[{output[name]!r}])")
     if extra:
         body += ["if x:", "    if not x.keys().isdisjoint(out):", f"        return {whole}(m)"]
+        if sqlalchemy:
+            body.append(f"    {found}(x)")
         body.append("    out.update(x)")
     for name, key, expression, converted in computed:
-        # Read once per response: pydantic calls the property once too (`_once`).
+        # Read once per response: pydantic calls the property once too (`once`).
         getter = checks.name(operator.attrgetter(name), f"get_{name}")
-        body.append(f"v = {once}(m, {name!r}, {getter}, m)")
+        body.append(f"v = {call_once}(m, {name!r}, {getter}, m)")
         if expression is None:
             body.append(f"out[{key!r}] = v")
         else:
-            as_json = f"{once}(m, {name + ' as JSON'!r}, {converted}, v)"
+            as_json = f"{call_once}(m, {name + ' as JSON'!r}, {converted}, v)"
             body.append(f"out[{key!r}] = v if {expression} else {as_json}")
+        if sqlalchemy:
+            body.append(f"{found}(out[{key!r}])")
     body.append("return out")
     return _Source(tag, body, checks.namespace, frozenset(checks.models), runs_user_code)
+
+
+def _fields(
+    fields: Any, checks: _Checks, config: Any, by_alias: bool
+) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """Return what the code of a class needs to know of its fields.
+
+    The checks of their values, the keys of the fields written, by name, and the names of the
+    value serializers of the fields pydantic converts, by field name.
+    """
+    output: dict[str, str] = {}
+    separate: dict[str, str] = {}
+    tests = [f"len(d) == {len(fields['fields'])}"]
+    for name, field in fields["fields"].items():
+        if field.get("serialization_exclude_if") is not None:
+            raise NotPlainError
+        shown = not field.get("serialization_exclude")
+        try:
+            expression = checks.expression(field["schema"], f"d[{name!r}]")
+        except NotPlainError:  # this field's values are pydantic's, one by one
+            expression = None
+            if _needs_the_model(field["schema"]):
+                raise
+            if shown:
+                serializer = _value_serializer(
+                    field["schema"], checks.definitions, config, by_alias
+                )
+                separate[name] = checks.name(serializer, f"{name}_by_pydantic")
+        tests.append(expression or f"{name!r} in d")
+        if shown:
+            alias = field.get("serialization_alias") if by_alias else None
+            output[name] = alias or name
+    return tests, output, separate
 
 
 def _computed(
@@ -584,14 +626,84 @@ def _computed(
     return computed
 
 
-def holds_any(schema: Any) -> bool:
-    """Tell whether a core schema has a position that takes any value (and so any model)."""
-    stack = [schema]
+class RestartError(TypeError):
+    """Internal: the value is written again from its start, another way.
+
+    Raised from orjson's `default` (a TypeError), before any user code ran or with its results
+    kept (`keeping_results`); every caller that catches TypeError passes it on (`restart`).
+    """
+
+
+class SqlalchemyKeyError(RestartError):
+    """A value holds a dict key that FastAPI's untyped path drops (SQLAlchemy's `_sa` state).
+
+    The value is then written by the exact path.
+    """
+
+
+class KeepResultsError(RestartError):
+    """A model whose class runs user code was met where results were not kept.
+
+    The value is written again with `keeping_results`, before any user code ran.
+    """
+
+
+def restart(error: BaseException) -> RestartError | None:
+    """Return the `RestartError` that `error` is or that orjson raised `error` for, else None."""
+    if isinstance(error, RestartError):
+        return error
+    if isinstance(error.__cause__, RestartError):
+        return error.__cause__
+    return None
+
+
+def runs_user_code(default: Callable[[Any], Any]) -> bool:
+    """Tell whether a `default` from `default_for` may run user code where results are not kept.
+
+    Such a `default` raises `KeepResultsError` first, where it meets such a model.
+    """
+    return _RESULTS.get() is None and getattr(default, _RUNS_USER_CODE, False)
+
+
+def is_sqlalchemy_key(key: Any) -> bool:
+    """Tell whether `jsonable_encoder(sqlalchemy_safe=True)` drops this dict key."""
+    return isinstance(key, str) and key.startswith("_sa")
+
+
+def _found_sqlalchemy_key(value: Any) -> None:
+    """Raise `SqlalchemyKeyError` where `value` holds, at any depth, a key FastAPI drops.
+
+    Models are not looked into: orjson hands each to the `default` callback, which checks it.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if is_sqlalchemy_key(key):
+                    raise SqlalchemyKeyError(key)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+
+
+def _free_keys(schema: Any, definitions: Mapping[str, Any]) -> bool:
+    """Tell whether values of a field's schema may hold dict keys of any text.
+
+    Nested models are not looked into (their own code checks them).
+    """
+    stack, seen = [schema], set()
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
             kind = item.get("type")
-            if kind == "any" or (
+            if kind == "definition-ref" and item.get("schema_ref") not in seen:
+                seen.add(item["schema_ref"])
+                stack.append(definitions.get(item["schema_ref"], {"type": "any"}))
+                continue
+            if kind == "model":
+                continue
+            if kind in ("any", "dict") or (
                 isinstance(kind, str)
                 and kind in _CONTAINERS
                 and not ("items_schema" in item or "values_schema" in item)
@@ -664,32 +776,47 @@ def _title(cls: type[Any]) -> str:
 # Encoders live on each class itself (in its own __dict__, never inherited), so that a class
 # created per request is collected with its encoder: a registry keyed by class would keep every
 # class alive. Each entry: (the class's source or None, its encoder).
-_ATTRIBUTE = {True: "__orjson_dispatch_encode_by_alias__", False: "__orjson_dispatch_encode__"}
-_DEFAULT_ATTRIBUTE = {
-    True: "__orjson_dispatch_default_by_alias__",
-    False: "__orjson_dispatch_default__",
+# Per setting: by alias, and whether FastAPI's untyped path (which drops `_sa` keys) is written.
+_ATTRIBUTE = {
+    (by_alias, sqlalchemy): "__orjson_dispatch_encode{}{}__".format(
+        "_by_alias" if by_alias else "", "_untyped" if sqlalchemy else ""
+    )
+    for by_alias in (True, False)
+    for sqlalchemy in (True, False)
 }
+_DEFAULT_ATTRIBUTE = {key: name.replace("_encode", "_default") for key, name in _ATTRIBUTE.items()}
 
 
-def class_encoder(cls: type[BaseModel], by_alias: bool) -> tuple[_Source | None, Encode]:
-    """Return the generated source of `cls` (None where pydantic writes it) and its encoder."""
-    attribute = _ATTRIBUTE[by_alias]
+def _settings(by_alias: bool, sqlalchemy: bool) -> str:
+    return f"{' by alias' if by_alias else ''}{' untyped' if sqlalchemy else ''}"
+
+
+def class_encoder(
+    cls: type[BaseModel], by_alias: bool, *, sqlalchemy: bool = False
+) -> tuple[_Source | None, Encode]:
+    """Return the generated source of `cls` (None where pydantic writes it) and its encoder.
+
+    With `sqlalchemy`, for FastAPI's untyped path: the encoder raises `SqlalchemyKeyError`
+    where the model holds a key `jsonable_encoder` drops.
+    """
+    attribute = _ATTRIBUTE[by_alias, sqlalchemy]
     entry: tuple[_Source | None, Encode] | None = cls.__dict__.get(attribute)
     if entry is None:
+        whole = (_SAFE_PYDANTIC if sqlalchemy else _BY_PYDANTIC)[by_alias]
         try:
             if PYDANTIC_MODELS:
                 raise NotPlainError  # the switch takes the fallback's way
-            source = _source(cls, by_alias)
+            source = _source(cls, by_alias, sqlalchemy)
         except ContextualError:
             entry = (None, _contextual)
         except _IncompleteError:  # tried again next time, once the class can be built
-            return None, _BY_PYDANTIC[by_alias]
+            return None, whole
         except NotPlainError:
-            entry = (None, _BY_PYDANTIC[by_alias])
+            entry = (None, whole)
         else:
             name = f"encode_{_identifier(cls.__name__)}"
             lines = [f"def {name}(m):", *(f"    {line}" for line in source.body)]
-            title = f"encode {_title(cls)}{' by alias' if by_alias else ''}"
+            title = f"encode {_title(cls)}{_settings(by_alias, sqlalchemy)}"
             entry = (source, _compiled(name, lines, source.namespace, title))
         type.__setattr__(cls, attribute, entry)
     return entry
@@ -707,14 +834,24 @@ def _pydantic_python(model: BaseModel, *, by_alias: bool) -> Any:
 
 
 def _by_pydantic(model: BaseModel, *, by_alias: bool) -> Any:
-    """`_pydantic_python`, run once per response (`_once`): it runs the model's user code."""
-    return _once(model, "", _PYDANTIC_PYTHON[by_alias], model)
+    """`_pydantic_python`, run once per response (`once`): it runs the model's user code."""
+    return once(model, "", _PYDANTIC_PYTHON[by_alias], model)
 
 
 _PYDANTIC_PYTHON = {
     flag: functools.partial(_pydantic_python, by_alias=flag) for flag in (True, False)
 }
 _BY_PYDANTIC = {flag: functools.partial(_by_pydantic, by_alias=flag) for flag in (True, False)}
+
+
+def _safe_pydantic(model: BaseModel, *, by_alias: bool) -> Any:
+    """`_by_pydantic`, for the untyped path: raises `SqlalchemyKeyError` as `class_encoder`."""
+    converted = _by_pydantic(model, by_alias=by_alias)
+    _found_sqlalchemy_key(converted)
+    return converted
+
+
+_SAFE_PYDANTIC = {flag: functools.partial(_safe_pydantic, by_alias=flag) for flag in (True, False)}
 
 
 # Up to this many classes, the `default` callback tests the class of a value against each in
@@ -724,7 +861,7 @@ _INLINE_CLASSES = 8
 
 
 def default_for(
-    classes: Iterable[type[BaseModel]], by_alias: bool, *, holds_any: bool = False
+    classes: Iterable[type[BaseModel]], by_alias: bool, *, sqlalchemy: bool = False
 ) -> Callable[[Any], Any]:
     """Return the orjson `default` callback for values holding instances of `classes`.
 
@@ -739,12 +876,12 @@ def default_for(
     while pending:
         cls = pending.pop()
         if cls not in known:
-            known[cls] = class_encoder(cls, by_alias)
+            known[cls] = class_encoder(cls, by_alias, sqlalchemy=sqlalchemy)
             source, encode = known[cls]
             if encode is _contextual:
                 raise ContextualError(cls.__qualname__)
             pending.extend(source.models if source is not None else ())
-    other = functools.partial(_inferred, by_alias=by_alias)
+    other = functools.partial(_inferred, by_alias=by_alias, sqlalchemy=sqlalchemy)
     if len(known) > _INLINE_CLASSES:
         encoders = {cls: encode for cls, (_, encode) in known.items()}
 
@@ -752,7 +889,7 @@ def default_for(
             encode = encoders.get(type(value))
             return other(value) if encode is None else encode(value)
 
-        return _reading(default, known.values(), holds_any)
+        return _reading(default, known.values())
     namespace: dict[str, Any] = {"other_values": other}
     name = "default_for_" + "_".join(_identifier(cls.__name__) for cls in roots[:3])
     lines = [f"def {name}(m):", "    t = type(m)"]
@@ -769,21 +906,19 @@ def default_for(
             lines.append(f"    if t is {source.tag}_class:")
             lines += (f"        {line}" for line in source.body)
     lines.append("    return other_values(m)")
-    title = f"default {', '.join(_title(cls) for cls in roots)}{' by alias' if by_alias else ''}"
-    return _reading(_compiled(name, lines, namespace, title), known.values(), holds_any)
+    title = f"default {', '.join(_title(cls) for cls in roots)}{_settings(by_alias, sqlalchemy)}"
+    return _reading(_compiled(name, lines, namespace, title), known.values())
 
 
 def _reading(
-    default: Callable[[Any], Any],
-    entries: Iterable[tuple[_Source | None, Encode]],
-    holds_any: bool,
+    default: Callable[[Any], Any], entries: Iterable[tuple[_Source | None, Encode]]
 ) -> Callable[[Any], Any]:
-    """Return `default`, noted as running user code where one of its classes may.
+    """Return `default`, noted as running user code where the code of one of its classes may.
 
-    A class's code may (`runs_user_code`), and so may a model met at an `Any` position
-    (`holds_any`).
+    A model met at an `Any` position is written by its class's code too, which raises
+    `KeepResultsError` where that class runs user code and results are not kept.
     """
-    runs = holds_any or any(source is None or source.runs_user_code for source, _ in entries)
+    runs = any(source is None or source.runs_user_code for source, _ in entries)
     # Set either way: `orjson_models` reads it per value, and a missing attribute costs an
     # exception raised and caught inside getattr.
     setattr(default, _RUNS_USER_CODE, runs)
@@ -802,7 +937,7 @@ _RESULTS: contextvars.ContextVar[dict[tuple[int, str], tuple[Any, Any]] | None] 
 _RUNS_USER_CODE = "orjson_dispatch_runs_user_code"
 
 
-def _once(owner: Any, name: str, convert: Callable[[Any], Any], value: Any) -> Any:
+def once(owner: Any, name: str, convert: Callable[[Any], Any], value: Any) -> Any:
     """Return `convert(value)`, converted once per `owner` and `name` while results are kept."""
     results = _RESULTS.get()
     if results is None:
@@ -812,6 +947,11 @@ def _once(owner: Any, name: str, convert: Callable[[Any], Any], value: Any) -> A
     if found is None:
         found = results[key] = (owner, convert(value))
     return found[1]
+
+
+def kept() -> bool:
+    """Tell whether what user code returns is kept (`keeping_results`)."""
+    return _RESULTS.get() is not None
 
 
 def keeping_results(write: Callable[[], bytes]) -> bytes:
@@ -835,7 +975,7 @@ def orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> byt
     Raises:
         TypeError: orjson refuses a value (then pydantic decides).
     """
-    if getattr(default, _RUNS_USER_CODE, False) and _RESULTS.get() is None:
+    if runs_user_code(default):
         return keeping_results(lambda: _orjson_models(value, default, option))
     return _orjson_models(value, default, option)
 
@@ -846,9 +986,15 @@ def _orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> by
     except TypeError as error:
         if isinstance(error.__cause__, ContextualError):
             raise
+        signal = restart(error)
+        if signal is not None:
+            raise signal from None
     try:
         return orjson.dumps(exact(value, default), default=default, option=option)
     except Exception as error:  # a lone surrogate, a cycle...: pydantic decides
+        signal = restart(error)
+        if signal is not None:
+            raise signal from None
         raise TypeError(error) from error
 
 
@@ -886,10 +1032,15 @@ def _pydantic_key(key: Any) -> str:
     return text
 
 
-def _inferred(value: Any, *, by_alias: bool) -> Any:
+def _inferred(value: Any, *, by_alias: bool, sqlalchemy: bool) -> Any:
     if isinstance(value, BaseModel):  # at a position declared `Any`: written as its own class
-        return class_encoder(type(value), by_alias)[1](value)
+        source, encode = class_encoder(type(value), by_alias, sqlalchemy=sqlalchemy)
+        if (source is None or source.runs_user_code) and _RESULTS.get() is None:
+            raise KeepResultsError(type(value).__qualname__)
+        return encode(value)
     converted = to_jsonable_python(value, by_alias=by_alias)
+    if sqlalchemy:
+        _found_sqlalchemy_key(converted)
     if type(converted) in (list, dict):
         # pydantic's own JSON, as `dump_json` writes it (NaN and infinities as null): a
         # non-finite float key is written "None", twice in a dict with two such keys, where
@@ -938,20 +1089,27 @@ def declared(schema: Any) -> Declared:
     return Declared(check, None, frozenset(checks.models))
 
 
-def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
+def model_json(model: BaseModel, *, by_alias: bool, sqlalchemy: bool = False) -> bytes:
     """Serialize `model` as its own class: the JSON of `model.model_dump_json(by_alias=...)`.
 
     Uses the generated code of its class (and of the classes in it) with orjson where it
-    applies; otherwise, and whenever orjson refuses a value (an integer beyond 64 bits),
-    pydantic's own serializer.
+    applies; otherwise, and whenever orjson refuses a value, pydantic's own serializer.
+
+    Raises:
+        SqlalchemyKeyError: With `sqlalchemy`, `model` holds a key `jsonable_encoder` drops.
     """
-    default = _model_default(type(model), by_alias)
+    default = model_default(type(model), by_alias, sqlalchemy)
     if default is not None:
         try:
             return orjson_models(model, default, encode_option())
+        except RestartError:
+            raise
         except TypeError:
             pass
-    return pydantic_json(model, by_alias=by_alias)
+    body = pydantic_json(model, by_alias=by_alias)
+    if sqlalchemy and b'"_sa' in body:
+        raise SqlalchemyKeyError(type(model).__qualname__)
+    return body
 
 
 def model_python(model: BaseModel, *, by_alias: bool) -> Any:
@@ -960,21 +1118,31 @@ def model_python(model: BaseModel, *, by_alias: bool) -> Any:
     Written by the class's code (its user code's results kept, see `keeping_results`), integers
     beyond 64 bits as Fragments of their digits.
     """
-    default = _model_default(type(model), by_alias)
+    default = model_default(type(model), by_alias)
     if default is not None:
+        if runs_user_code(default):
+            raise KeepResultsError(type(model).__qualname__)
         try:
             return exact(model, default)
+        except RestartError:
+            raise
         except TypeError:
             pass  # two keys written alike: pydantic's dict keeps the last
     return _by_pydantic(model, by_alias=by_alias)
 
 
-def _model_default(cls: type[BaseModel], by_alias: bool) -> Callable[[Any], Any] | None:
-    attribute = _DEFAULT_ATTRIBUTE[by_alias]
+def model_default(
+    cls: type[BaseModel], by_alias: bool, sqlalchemy: bool = False
+) -> Callable[[Any], Any] | None:
+    """Return the `default` writing instances of `cls` as their own class.
+
+    None where pydantic writes them whole (`ser_json_*` settings).
+    """
+    attribute = _DEFAULT_ATTRIBUTE[by_alias, sqlalchemy]
     default: Callable[[Any], Any] | None = cls.__dict__.get(attribute, _contextual)
     if default is _contextual:
         try:
-            default = default_for((cls,), by_alias)
+            default = default_for((cls,), by_alias, sqlalchemy=sqlalchemy)
         except ContextualError:
             default = None
         type.__setattr__(cls, attribute, default)

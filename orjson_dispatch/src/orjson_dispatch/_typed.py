@@ -18,10 +18,11 @@ from pydantic import PydanticUserError, TypeAdapter
 
 from orjson_dispatch._diagnostics import logger
 from orjson_dispatch._models import (
+    KeepResultsError,
     NotPlainError,
     declared,
     default_for,
-    holds_any,
+    keeping_results,
     orjson_models,
     without_nan,
     writes_nan,
@@ -93,7 +94,7 @@ class TypedEncoder:
                     dump_json = self._dump_json
                     self._dump_json = lambda value: without_nan(dump_json(value))
                 self._check, self._root, models = declared(schema)
-                self._default = default_for(models, self._by_alias, holds_any=holds_any(schema))
+                self._default = default_for(models, self._by_alias)
             except NotPlainError:
                 self.left_to_pydantic = "pydantic's JSON of the type is not provably orjson's"
             except PydanticUserError as error:
@@ -132,8 +133,17 @@ class TypedEncoder:
             and (self._root is None or type(value) is self._root)
             and (self._check is None or self._check(value))
         ):
+            write = functools.partial(
+                orjson_models,
+                value,
+                self._default,  # type: ignore[arg-type]
+                encode_option(self._option),
+            )
             try:
-                return orjson_models(value, self._default, encode_option(self._option))  # type: ignore[arg-type]
+                try:
+                    return write()
+                except KeepResultsError:  # a model met at an `Any` position runs user code
+                    return keeping_results(write)
             except TypeError:
                 pass  # a lone surrogate, a model with `ser_json_*` settings...: pydantic decides
         return self._dump_json(value)

@@ -41,7 +41,19 @@ from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._models import keeping_results, model_json, model_python, numpy_as_orjson
+from orjson_dispatch._models import (
+    KeepResultsError,
+    is_sqlalchemy_key,
+    keeping_results,
+    kept,
+    model_default,
+    model_json,
+    model_python,
+    numpy_as_orjson,
+    once,
+    restart,
+    runs_user_code,
+)
 from orjson_dispatch._options import Serialization, encode_option, thaw
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
@@ -100,8 +112,13 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
             raises it).
         TypeError: `value` is circular.
     """
-    # What user code returns is kept for the exact path, which then does not run it again.
-    return keeping_results(functools.partial(_encode_untyped, value, serialization))
+    write = functools.partial(_encode_untyped, value, serialization)
+    try:
+        return write()
+    except KeepResultsError:
+        # User code is about to run: what it returns is kept, for the exact path not to run
+        # it again (where orjson refuses a big integer, a non-str key...).
+        return keeping_results(write)
 
 
 def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
@@ -116,17 +133,23 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
                 and isinstance(value, BaseModel)
                 and type(value).model_dump is _MODEL_DUMP
             ):
-                body = model_json(value, by_alias=serialization.by_alias)  # no fragment to copy
-            else:
-                body = orjson.dumps(
-                    value,
-                    default=_default(serialization.by_alias, bool(serialization.option & _LAYOUT)),
-                    option=encode_option(serialization.option),
-                )
-        except (TypeError, ValueError):
+                # No fragment to copy, and no body to search: the class's code looks for `_sa`
+                # keys where they can be, in extras and `dict` or `Any` values.
+                default = model_default(type(value), serialization.by_alias, sqlalchemy=True)
+                if default is not None and runs_user_code(default):
+                    raise KeepResultsError(type(value).__qualname__)
+                return model_json(value, by_alias=serialization.by_alias, sqlalchemy=True)
+            body = orjson.dumps(
+                value,
+                default=_default(serialization.by_alias, bool(serialization.option & _LAYOUT)),
+                option=encode_option(serialization.option),
+            )
+        except (TypeError, ValueError) as error:
             # A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's
-            # writer refuses with a ValueError): the exact path decides.
-            pass
+            # writer refuses with a ValueError), a `_sa` key: the exact path decides.
+            signal = restart(error)
+            if isinstance(signal, KeepResultsError):
+                raise signal from None
         else:
             if not may_hold_sqlalchemy_key(body):
                 return body
@@ -203,10 +226,15 @@ def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
     def default(value: Any) -> Any:
         if isinstance(value, BaseModel):
             if type(value).model_dump is not _MODEL_DUMP:
+                if not kept():
+                    raise KeepResultsError(type(value).__qualname__)
                 return own_dump(value, serialization)
+            default = model_default(type(value), by_alias, sqlalchemy=True)
+            if default is not None and runs_user_code(default):
+                raise KeepResultsError(type(value).__qualname__)
             if layout:
                 return model_python(value, by_alias=by_alias)
-            return orjson.Fragment(model_json(value, by_alias=by_alias))
+            return orjson.Fragment(model_json(value, by_alias=by_alias, sqlalchemy=True))
         return jsonable_leaf(value)
 
     return default
@@ -219,9 +247,11 @@ def own_dump(model: BaseModel, serialization: Serialization) -> Any:
     """Return `model.model_dump(mode="json", ...)` called as `jsonable_encoder` calls it.
 
     For a class that overrides `model_dump` (to leave out a secret, say): FastAPI's untyped path
-    sends what the override returns, so that is what is encoded, by the untyped rules.
+    sends what the override returns, so that is what is encoded, by the untyped rules. Called
+    once per response (`once`): the override is user code.
     """
-    return model.model_dump(
+    dump = functools.partial(
+        type(model).model_dump,
         mode="json",
         include=thaw(serialization.include),
         exclude=thaw(serialization.exclude),
@@ -230,6 +260,7 @@ def own_dump(model: BaseModel, serialization: Serialization) -> Any:
         exclude_none=serialization.exclude_none,
         exclude_defaults=serialization.exclude_defaults,
     )
+    return once(model, "model_dump", dump, model)
 
 
 def jsonable_leaf(value: Any) -> Any:
@@ -385,7 +416,7 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
             if (
                 key in keys
                 and not (serialization.exclude_none and item is None)
-                and not _is_sqlalchemy_key(key)
+                and not is_sqlalchemy_key(key)
             ):
                 converted[_key(key, inner)] = to_jsonable(item, inner)
         return converted
@@ -433,11 +464,6 @@ def _key(key: Any, serialization: Serialization) -> str:
         return int.__repr__(converted)
     msg = f"keys must be str, int, float, bool or None, not {type(key).__qualname__}"
     raise TypeError(msg)
-
-
-def _is_sqlalchemy_key(key: Any) -> bool:
-    """Tell whether `jsonable_encoder(sqlalchemy_safe=True)` drops this dict key."""
-    return isinstance(key, str) and key.startswith("_sa")
 
 
 def may_hold_sqlalchemy_key(body: bytes) -> bool:

@@ -1,0 +1,87 @@
+"""SQLAlchemy's ``_sa`` keys in a returned model, dropped where FastAPI's untyped path drops them.
+
+``jsonable_encoder`` drops every dict key beginning with ``_sa``, in a model's ``model_dump``
+too. A model's body is not searched for them: its class's code looks where such a key can be
+(extras, ``dict`` and ``Any`` values, what pydantic converts, a key that is an alias), each
+compared with FastAPI.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pydantic
+import pytest
+from pydantic import BaseModel, Field, PlainSerializer, computed_field
+
+from orjson_dispatch import _untyped, dumps
+from tests.orjson_dispatch.apps import serve_both
+from tests.orjson_dispatch.oracles import fastapi_untyped
+
+
+class Open(BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")
+    name: str = "x"
+
+
+class Free(BaseModel):
+    meta: dict[str, Any] = {}
+    anything: Any = None
+    rows: list[dict[str, int]] = []
+    inner: Open = Open()
+
+
+class Converted(BaseModel):
+    value: Annotated[int, PlainSerializer(lambda v: {"_sa_state": v, "v": v})] = 1
+
+
+class Aliased(BaseModel):
+    state: int = Field(1, serialization_alias="_sa_state")
+    kept: int = 2
+
+
+class Computes(BaseModel):
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def info(self) -> dict[str, int]:
+        return {"_sa_x": 1, "y": 2}
+
+
+CASES: dict[str, Any] = {
+    "extras": lambda: Open.model_validate({"_sa_instance_state": 1, "other": {"_sa": 2}}),
+    "dict field": lambda: Free(meta={"_sa_instance_state": 1, "k": 2}),
+    "nested in a dict field": lambda: Free(meta={"k": [{"_sa_x": 1, "y": 2}]}),
+    "Any field": lambda: Free(anything={"_sa": 1, "k": 2}),
+    "list of dicts field": lambda: Free(rows=[{"a": 1, "_sa_b": 2}]),
+    "extras of a nested model": lambda: Free(inner=Open.model_validate({"_sa": 1})),
+    "model at an Any position": lambda: Free(anything=Open.model_validate({"_sa": 1})),
+    "a serializer's dict": Converted,
+    "an alias": Aliased,
+    "a computed field's dict": Computes,
+    "a string value is kept": lambda: Free(meta={"k": "_sa not a key"}, anything="_sample"),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_sqlalchemy_keys_in_models_are_dropped_as_fastapi_drops_them(name: str) -> None:
+    value = CASES[name]()
+    expected = fastapi_untyped(value)
+    assert dumps(value) == expected
+    assert (b'"_sa' in expected) is (name == "a string value is kept")
+    fastapi, ours = serve_both(CASES[name]())
+    assert (ours.status_code, ours.content) == (fastapi.status_code, fastapi.content)
+
+
+def test_a_model_body_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    searched: list[bytes] = []
+    search = _untyped.may_hold_sqlalchemy_key
+
+    def searching(body: bytes) -> bool:
+        searched.append(body)
+        return search(body)
+
+    monkeypatch.setattr(_untyped, "may_hold_sqlalchemy_key", searching)
+    assert dumps(Free(meta={"k": 1})) == fastapi_untyped(Free(meta={"k": 1}))
+    assert searched == []
+    dumps({"plain": {"k": 1}})  # a dict's body still is
+    assert searched == [b'{"plain":{"k":1}}']
