@@ -22,7 +22,6 @@ from starlette.responses import JSONResponse
 
 __all__ = [
     "JSON_RENDERS",
-    "NOT_SET",
     "VALIDATION_ERRORS",
     "building_handler",
     "document_both",
@@ -41,7 +40,6 @@ __all__ = [
     "refuse_pydantic_v1",
     "response_class_in_force",
     "response_validation_error",
-    "return_annotation",
     "route_being_built",
     "routes_changed",
     "seed_endpoint_context",
@@ -115,8 +113,8 @@ def jsonable_encoders(
 ) -> tuple[Mapping[type[Any], Encoder], Mapping[Encoder, tuple[type[Any], ...]]]:
     """Return the tables `jsonable_encoder` reads: encoders by exact type, classes by encoder.
 
-    FastAPI's own objects (`fastapi.encoders.ENCODERS_BY_TYPE`, `encoders_by_class_tuples`),
-    so that an entry a user adds is seen as FastAPI sees it; `fallback` for a Starlette app.
+    FastAPI's own (`ENCODERS_BY_TYPE`, `encoders_by_class_tuples`), so that an entry a user adds
+    is seen as FastAPI sees it; `fallback` for a Starlette app.
     """
     by_type = getattr(encoders, "ENCODERS_BY_TYPE", None)  # every release: None without FastAPI
     if by_type is not None:
@@ -159,21 +157,18 @@ def is_async(endpoint: Callable[..., Any]) -> bool:
 
 
 def streams(route: Any) -> bool:
-    """Tell whether FastAPI streams the route's generator endpoint (JSON Lines or events)."""
-    # FastAPI 0.134 streams generator endpoints as JSON Lines, 0.135 as Server-Sent Events.
+    """Tell whether FastAPI streams the route's generator endpoint (0.134 JSON Lines, or events)."""
     return bool(getattr(route, "is_json_stream", False) or streams_events(route))
 
 
 def streams_events(route: Any) -> bool:
-    """Tell whether FastAPI streams the route's items as Server-Sent Events."""
-    # FastAPI 0.135: response_class=EventSourceResponse.
+    """Tell whether FastAPI streams the route's items as Server-Sent Events (0.135)."""
     return bool(getattr(route, "is_sse_stream", False))
 
 
 def keepalive_comment() -> bytes:
     """Return the comment FastAPI sends in a silent Server-Sent Events stream."""
-    # FastAPI 0.135: fastapi.sse.KEEPALIVE_COMMENT; before, and for Starlette apps, the
-    # specification's comment line as FastAPI writes it.
+    # FastAPI 0.135: fastapi.sse.KEEPALIVE_COMMENT; before, and in Starlette, the same line.
     return getattr(sse, "KEEPALIVE_COMMENT", b": ping\n\n")
 
 
@@ -189,15 +184,14 @@ def format_sse_event(**fields: Any) -> bytes:
 
 def ping_interval() -> float:
     """Return the seconds of silence after which FastAPI's Server-Sent Events send a ping."""
-    # FastAPI 0.135 pings after `_PING_INTERVAL` seconds (15), a constant of fastapi.sse that
-    # fastapi.routing imports and reads when a stream is silent: read when a stream starts.
+    # FastAPI 0.135 pings after fastapi.routing's `_PING_INTERVAL` seconds (15), read here
+    # when a stream starts, as FastAPI reads it when a stream is silent.
     return float(getattr(routing, "_PING_INTERVAL", 15.0))
 
 
 def serializes_json(field: Any) -> bool:
     """Tell whether FastAPI serializes typed values straight to JSON (`serialize_json`)."""
-    # FastAPI 0.130 serializes with pydantic's dump_json; before, to Python, then through
-    # jsonable_encoder and the response class.
+    # FastAPI 0.130 serializes with dump_json; before, to Python, then jsonable_encoder.
     return hasattr(field, "serialize_json")
 
 
@@ -225,19 +219,13 @@ def signature(endpoint: Callable[..., Any]) -> inspect.Signature:
         return inspect.signature(endpoint)
 
 
-def return_annotation(endpoint: Callable[..., Any]) -> Any:
-    """Return the endpoint's return type as FastAPI reads it (string annotations evaluated)."""
-    return signature(endpoint).return_annotation
-
-
 def document_both(route: Any, item: Any, media_type: str) -> None:
     """Make FastAPI's OpenAPI document show a route's JSON body and its stream's items.
 
     FastAPI documents a route's response as one media type: a stream's items (`itemSchema`)
     when the route streams (`is_json_stream`, `is_sse_stream`), else the response model. The
-    route (or FastAPI's effective route context of its inclusion) is marked as a stream of
-    `item`, and its response model documented as an additional `application/json` response of
-    its status code, both in FastAPI's own shapes and with its component names.
+    route (or its effective route context) is marked as a stream of `item`, and its response
+    model documented as an extra `application/json` response of its status code.
     """
     # FastAPI 0.134 documents JSON Lines and 0.135 Server-Sent Events; before, the stream is
     # not documented.
@@ -304,9 +292,8 @@ def building_handler(
     Args:
         route: The route, or its effective route context.
         response_field: What the handler validates and serializes returned values through.
-        response_class: The class the handler renders with.
-        default_class: Mark it as FastAPI's default (a `DefaultPlaceholder`), which decides
-            FastAPI's serialization of typed values (0.130).
+        response_class: What it renders with.
+        default_class: Mark it FastAPI's default (which decides typed serialization, 0.130).
         dependant: A `handler_dependant` whose endpoint returns the finished stream: the
             handler then streams nothing itself.
     """
@@ -343,14 +330,8 @@ def is_fastapi_route(route: Any) -> bool:
 
 
 def is_placeholder(value: Any) -> bool:
-    """Tell whether a route setting is FastAPI's default placeholder (nobody set it), or NOT_SET."""
-    return value is NOT_SET or (
-        DefaultPlaceholder is not None and isinstance(value, DefaultPlaceholder)
-    )
-
-
-#: A setting not given at all, which FastAPI's signatures default to a `DefaultPlaceholder`.
-NOT_SET: Any = object()
+    """Tell whether a route setting is FastAPI's default placeholder (nobody set it)."""
+    return DefaultPlaceholder is not None and isinstance(value, DefaultPlaceholder)
 
 
 def response_class_in_force(route: Any) -> tuple[type[Any], bool]:
@@ -371,8 +352,7 @@ def original_route(route: Any) -> Any:
 
 def effective_route(scope: MutableMapping[str, Any]) -> Any:
     """Return the route (or FastAPI's effective route context) serving a request, or None."""
-    # FastAPI 0.137: the settings in force for an included route are in its effective route
-    # context, scope["fastapi"]["effective_route_context"]; scope["route"] is the original.
+    # FastAPI 0.137: an included route's settings: scope["fastapi"]["effective_route_context"].
     context = scope.get("fastapi", {}).get("effective_route_context")
     route = scope.get("route")
     if context is not None and getattr(context, "original_route", None) is route:
@@ -382,8 +362,7 @@ def effective_route(scope: MutableMapping[str, Any]) -> Any:
 
 def included_routers(router: Any) -> list[Any]:
     """Return the routers `router` includes (not their own inclusions), without building them."""
-    # FastAPI 0.137 keeps an included router as one `_IncludedRouter` entry (its
-    # `original_router`); before, include_router copied each route into the including router.
+    # FastAPI 0.137 keeps an included router as one `_IncludedRouter` (`original_router`).
     return [
         route.original_router
         for route in router.routes
@@ -394,8 +373,7 @@ def included_routers(router: Any) -> list[Any]:
 def served_routes(routes: Any) -> Iterator[Any]:
     """Yield the routes of a router as it serves them, each included router's expanded."""
     # FastAPI 0.137 keeps an included router as one `_IncludedRouter` entry whose effective
-    # candidates are its routes as included (prefix, response class...); before, include_router
-    # copied each route into the including router.
+    # candidates are its routes as included; before, include_router copied each route.
     for route in routes:
         candidates = getattr(route, "effective_candidates", None)
         if candidates is not None:
@@ -418,8 +396,7 @@ def rebuild(route: Any, route_class: type[Any]) -> None:
 
 def routes_changed(router: Any) -> None:
     """Make FastAPI build again what it made of the routes of `router` (not of its inclusions)."""
-    # FastAPI 0.137 caches the effective route contexts of an included router (their handlers
-    # built from its routes) until the router's routes change.
+    # FastAPI 0.137 caches an included router's effective route contexts until its routes change.
     mark = getattr(router, "_mark_routes_changed", None)
     if mark is not None:
         mark()

@@ -93,8 +93,9 @@ class DispatchRoute(APIRoute):
         # Read once: FastAPI 0.137 to 0.141 build the handler of an included route per request.
         self.endpoint_facts = endpoint_facts(endpoint)
         returned = self.endpoint_facts.returned_stream
-        if returned is not None and _fastapi.is_placeholder(
-            settings.get("response_model", _fastapi.NOT_SET)
+        model = settings.get("response_model")
+        if returned is not None and (
+            "response_model" not in settings or _fastapi.is_placeholder(model)
         ):
             settings["response_model"] = returned.body
         super().__init__(path, endpoint, **settings)

@@ -73,7 +73,7 @@ class EndpointFacts(NamedTuple):
 
 def endpoint_facts(endpoint: Callable[..., Any]) -> EndpointFacts:
     """Read an endpoint's return type as FastAPI does (its string annotations evaluated)."""
-    return EndpointFacts(returned_stream(_fastapi.return_annotation(endpoint)))
+    return EndpointFacts(returned_stream(_fastapi.signature(endpoint).return_annotation))
 
 
 class Serving(NamedTuple):
