@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from orjson_dispatch import dumps
 from tests.orjson_dispatch.apps import BOTH_ENTRY_POINTS, Twin
-from tests.orjson_dispatch.compare import assert_same_answer
+from tests.orjson_dispatch.compare import assert_same_answer, outcome
 from tests.orjson_dispatch.oracles import fastapi_typed
 
 
@@ -58,7 +58,12 @@ def test_routes_declaring_base_model_answer_as_fastapi(
 
 @pytest.mark.parametrize(("declared", "make"), CASES)
 def test_dumps_of_a_type_declaring_base_model_is_fastapis(declared: Any, make: Any) -> None:
-    assert dumps(make(), response_model=declared) == fastapi_typed(declared, make())
+    expected = outcome(fastapi_typed, declared, make())
+    ours = outcome(dumps, make(), response_model=declared)
+    if isinstance(expected, Exception):  # pydantic before 2.8 refuses `TypeAdapter(BaseModel)`
+        assert type(ours) is type(expected)
+    else:
+        assert ours == expected
 
 
 class _Field:

@@ -126,7 +126,9 @@ def test_dumps_runs_user_code_once_and_writes_fastapis_json(name: str, typed: bo
     else:
         assert ours == expected
     assert len(our_calls) == len(set(our_calls)) <= 1
-    assert our_calls == fastapi_calls or isinstance(expected, Exception)
+    # The same user code as FastAPI's (which, with pydantic before 2.8, reads a computed field
+    # of a model validated from attributes once more), once.
+    assert set(our_calls) == set(fastapi_calls) or isinstance(expected, Exception)
 
 
 @BOTH_ENTRY_POINTS

@@ -92,14 +92,23 @@ _field_encoders: weakref.WeakKeyDictionary[Any, dict[Serialization, TypedEncoder
 
 
 def _field_encoder(field: Any, serialization: Serialization) -> TypedEncoder:
-    annotation = field.field_info.annotation
-    if not _fastapi.serializes_json(field):
-        # FastAPI before 0.130 serializes typed values to Python and then through
-        # jsonable_encoder; pydantic's dump_json of the same type writes the same JSON.
-        return typed_encoder(annotation, serialization)
+    dump_json: Callable[[Any], bytes]
+    if _fastapi.serializes_json(field):
+        dump_json = functools.partial(field.serialize_json, **serialization.pydantic_options())
+    else:
+        # FastAPI before 0.130 serializes typed values to Python with the field, then through
+        # jsonable_encoder and the response class.
+        to_python = functools.partial(
+            field.serialize, mode="json", **serialization.pydantic_options()
+        )
+        layout = Serialization(option=serialization.option)
+
+        def dump_json(value: Any) -> bytes:
+            return encode_untyped(to_python(value), layout)
+
     return TypedEncoder(
-        annotation,
+        field.field_info.annotation,
         validate=functools.partial(_fastapi.validated, field),
-        dump_json=functools.partial(field.serialize_json, **serialization.pydantic_options()),
+        dump_json=dump_json,
         serialization=serialization,
     )
