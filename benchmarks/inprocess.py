@@ -7,8 +7,9 @@ chunks are encoded each on its own. The limit is ``orjson.dumps`` of the ready d
 the SDK's ``async_`` fields say ``async``). In each round the approaches run in an order
 shuffled for that round, each timed right after the limit (a batch of calls calibrated to
 last the profile's time), so that its time over the limit's cancels the machine's drift;
-tables give the median over the rounds of that ratio, and of the helper's time over the
-approach's (its speed against ``orjson.dumps(model.model_dump(mode="json", by_alias=True))``). Every
+tables give the median over the rounds of that ratio, and of the helper's ratio over the
+approach's (its speed against ``orjson.dumps(model.model_dump(mode="json", by_alias=True))``,
+each measured against its own limit). Every
 approach's JSON is checked against the limit's before it is timed.
 """
 
@@ -148,7 +149,7 @@ def measure(quick: bool, logs: Path) -> dict[str, Any]:
 def ratios(suite: Any, body: str, built: str) -> dict[str, dict[str, float]]:
     """Return, per approach: median us per call, x limit's time, x the helper's speed."""
     mine = [s for s in suite["samples"] if (s["body"], s["built"]) == (body, built)]
-    helper = {s["round"]: s["s"] for s in mine if s["approach"] == HELPER}
+    helper = {s["round"]: s["s"] / s["limit_s"] for s in mine if s["approach"] == HELPER}
     found: dict[str, dict[str, float]] = {}
     for key in suite["labels"][body]:
         own = [s for s in mine if s["approach"] == key]
@@ -157,7 +158,7 @@ def ratios(suite: Any, body: str, built: str) -> dict[str, dict[str, float]]:
         found[key] = {
             "us": statistics.median(s["s"] for s in own) * 1e6,
             "limit": statistics.median(s["s"] / s["limit_s"] for s in own),
-            "helper": statistics.median(helper[s["round"]] / s["s"] for s in own),
+            "helper": statistics.median(helper[s["round"]] * s["limit_s"] / s["s"] for s in own),
         }
     return found
 
