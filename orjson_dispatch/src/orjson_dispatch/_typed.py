@@ -133,17 +133,13 @@ class TypedEncoder:
             and (self._root is None or type(value) is self._root)
             and (self._check is None or self._check(value))
         ):
-            write = functools.partial(
-                orjson_models,
-                value,
-                self._default,  # type: ignore[arg-type]
-                encode_option(self._option),
-            )
+            default: Callable[[Any], Any] = self._default  # type: ignore[assignment]
+            option = encode_option(self._option)
             try:
                 try:
-                    return write()
+                    return orjson_models(value, default, option)
                 except KeepResultsError:  # a model met at an `Any` position runs user code
-                    return keeping_results(write)
+                    return keeping_results(lambda: orjson_models(value, default, option))
             except TypeError:
                 pass  # a lone surrogate, a model with `ser_json_*` settings...: pydantic decides
         return self._dump_json(value)

@@ -112,13 +112,12 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
             raises it).
         TypeError: `value` is circular.
     """
-    write = functools.partial(_encode_untyped, value, serialization)
     try:
-        return write()
+        return _encode_untyped(value, serialization)
     except KeepResultsError:
         # User code is about to run: what it returns is kept, for the exact path not to run
         # it again (where orjson refuses a big integer, a non-str key...).
-        return keeping_results(write)
+        return keeping_results(functools.partial(_encode_untyped, value, serialization))
 
 
 def _encode_untyped(value: Any, serialization: Serialization) -> bytes:

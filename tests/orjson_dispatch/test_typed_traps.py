@@ -1,0 +1,233 @@
+"""Every known trap of writing pydantic models with orjson, against pydantic and FastAPI.
+
+Each value is written typed (declared as its class, or as the declared type given) and untyped,
+through ``dumps``, and compared byte for byte with FastAPI's body for it; where FastAPI raises
+(a NaN in an untyped body), ours is one of the deliberate differences. Values that validation
+does not produce (``model_construct`` with a wrong class, a key put into ``__dict__``) may be
+written differently, but never with a key FastAPI does not send.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import functools
+import json
+import math
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    RootModel,
+    SerializeAsAny,
+    WrapSerializer,
+    computed_field,
+    field_serializer,
+    model_serializer,
+)
+
+from orjson_dispatch import dumps
+from tests.orjson_dispatch.compare import outcome
+from tests.orjson_dispatch.oracles import fastapi_typed, fastapi_untyped
+
+
+class Color(enum.Enum):
+    RED = "red"
+    ONE = 1
+
+
+class Name(str):
+    """A str subclass (as a str enum is)."""
+
+
+class Base(BaseModel):
+    a: int = 1
+
+
+class Child(Base):
+    secret: str = "not sent where Base is declared"
+
+
+class Holder(BaseModel):
+    one: Base = Base()
+    many: list[Base] = []
+    either: Base | int | None = None
+
+
+class Open(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    name: str = Field("x", serialization_alias="label")
+
+
+class Scalars(BaseModel):
+    color: Color = Color.RED
+    literal: Literal[Color.ONE] = Color.ONE
+    when: dt.datetime = dt.datetime(
+        2020, 1, 2, 3, 4, 5, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))
+    )
+    day: dt.date = dt.date(2020, 1, 2)
+    zero: float = -0.0
+    tiny: float = 5e-324
+    big: int = 2**70
+    name: str = "plain"
+    anything: Any = None
+
+
+class Cached(BaseModel):
+    model_config = ConfigDict(ignored_types=(functools.cached_property,))
+    x: int = 1
+
+    @functools.cached_property
+    def heavy(self) -> int:
+        return 2
+
+
+class Serializers(BaseModel):
+    plain: Annotated[int, PlainSerializer(lambda v: v * 10)] = 1
+    wrap: Annotated[int, WrapSerializer(lambda v, h: h(v) + 1)] = 1
+    by_field: int = 1
+    by_field_wrap: int = 1
+
+    @field_serializer("by_field")
+    def _by_field(self, value: int) -> str:
+        return f"f{value}"
+
+    @field_serializer("by_field_wrap", mode="wrap")
+    def _wrap(self, value: int, handler: Any) -> Any:
+        return [handler(value)]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total(self) -> int:
+        return self.plain + self.wrap
+
+
+class WholeSerializer(BaseModel):
+    x: int = 1
+
+    @model_serializer
+    def _whole(self) -> dict[str, Any]:
+        return {"whole": self.x}
+
+
+class Root(RootModel[list[Base]]):
+    pass
+
+
+class AsAny(BaseModel):
+    item: SerializeAsAny[Base] = Base()
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(ser_json_timedelta="float", ser_json_bytes="base64")
+    span: dt.timedelta = dt.timedelta(seconds=90)
+    raw: bytes = b"\x00\x01"
+
+
+TRAPS: dict[str, tuple[Any, Callable[[], Any]]] = {
+    "subclass in a field": (Holder, lambda: Holder(one=Child())),
+    "subclass in a list": (Holder, lambda: Holder(many=[Base(), Child()])),
+    "subclass in a union": (Holder, lambda: Holder(either=Child())),
+    "subclass at the root": (Base, Child),
+    "subclass in a list at the root": (list[Base], lambda: [Child(), Base()]),
+    "model_construct with a field missing": (Base, lambda: Base.model_construct(_fields_set=set())),
+    "extras of every kind": (
+        Open,
+        lambda: Open.model_validate(
+            {
+                "when": dt.datetime(2020, 1, 2, tzinfo=dt.timezone.utc),
+                "tags": {"b"},
+                "raw": b"x",
+                "price": Decimal("1.50"),
+                "color": Color.RED,
+                "big": 2**70,
+                "nan": math.nan,
+                "model": Base(),
+            }
+        ),
+    ),
+    "extras with a field's name and alias": (
+        Open,
+        lambda: Open.model_validate({"name": "n", "label_": 1, "other": 2}),
+    ),
+    "enums, Literals of enums, offsets, -0.0, 5e-324, big ints": (Scalars, Scalars),
+    "a str subclass held by Any": (Scalars, lambda: Scalars(anything=Name("sub"))),
+    "a str enum held by Any": (Scalars, lambda: Scalars(anything=Color.RED)),
+    "cached_property": (Cached, lambda: _read(Cached())),
+    "every field serializer and a computed field": (Serializers, Serializers),
+    "a model serializer": (WholeSerializer, WholeSerializer),
+    "a RootModel": (Root, lambda: Root([Base(), Child()])),
+    "SerializeAsAny": (AsAny, lambda: AsAny(item=Child())),
+    "ser_json_* settings": (Settings, Settings),
+}
+
+
+def _read(model: Cached) -> Cached:
+    assert model.heavy == 2  # cached in __dict__: pydantic does not write it
+    return model
+
+
+@pytest.mark.parametrize("name", TRAPS)
+def test_typed_trap_is_written_as_fastapi_writes_it(name: str) -> None:
+    declared, make = TRAPS[name]
+    expected = outcome(fastapi_typed, declared, make())
+    assert not isinstance(expected, Exception)
+    assert dumps(make(), response_model=declared) == expected
+
+
+@pytest.mark.parametrize("name", TRAPS)
+def test_untyped_trap_is_written_as_fastapi_writes_it(name: str) -> None:
+    _, make = TRAPS[name]
+    expected = outcome(fastapi_untyped, make())
+    if isinstance(expected, Exception):  # a NaN: FastAPI answers 500, ours writes null
+        assert b"null" in dumps(make())
+    else:
+        assert dumps(make()) == expected
+
+
+def _no_more_keys(ours: Any, theirs: Any) -> bool:
+    if isinstance(ours, dict):
+        return (
+            isinstance(theirs, dict)
+            and ours.keys() <= theirs.keys()
+            and all(_no_more_keys(item, theirs[key]) for key, item in ours.items())
+        )
+    if isinstance(ours, list):
+        return isinstance(theirs, list) and all(map(_no_more_keys, ours, theirs))
+    return True
+
+
+TIER_THREE: dict[str, Callable[[], Any]] = {
+    "a subclass given to model_construct": lambda: Holder.model_construct(one=Child()),
+    "a dict at a model position": lambda: Holder.model_construct(many=[{"a": 1, "b": 2}]),
+    "a str at a model position": lambda: Holder.model_construct(either="text"),
+    "a key put into __dict__": lambda: _with_key(Base(), "hidden", 1),
+    "a key put in, a field taken out": lambda: _without(_with_key(Base(), "hidden", 1), "a"),
+}
+
+
+def _with_key(model: BaseModel, key: str, value: Any) -> BaseModel:
+    model.__dict__[key] = value
+    return model
+
+
+def _without(model: BaseModel, key: str) -> BaseModel:
+    del model.__dict__[key]
+    return model
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic warns of the unexpected values
+@pytest.mark.parametrize("name", TIER_THREE)
+def test_a_value_validation_does_not_produce_never_sends_more_keys(name: str) -> None:
+    make = TIER_THREE[name]
+    declared = Base if name.startswith("a key") else Holder
+    theirs = json.loads(fastapi_typed(declared, make()))
+    ours = dumps(make(), response_model=declared)
+    assert _no_more_keys(json.loads(ours), theirs)
+    assert b"hidden" not in ours
