@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("openai", reason="the corpus is made of the openai SDK's types")
-pytest.importorskip("anthropic", reason="the corpus is made of the anthropic SDK's types")
+# The corpus is made of the SDKs' types (a corpus broken otherwise fails tests/benchmarks).
+pytest.importorskip("bodies.sdk_corpus", reason="needs the openai and anthropic SDKs")
 pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
 
 from anthropic.types import RawMessageStreamEvent
