@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -107,33 +108,47 @@ MEGABYTE = "z" * 1_000_000
 MEGABYTE_FRAME = len(MEGABYTE) + 10
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_a_slow_reader_holds_the_generator_within_the_buffer_bound(
-    narrow: LiveApp, kind: str
-) -> None:
-    """1 MB events to a reader slower than the generator, checked at every step of it.
+def megabyte_events(
+    events: int, reader: Reader, steps: list[int]
+) -> Callable[[], AsyncIterator[str]]:
+    """A generator of 1 MB events noting, at each step, how far it is ahead of ``reader``."""
 
-    When the generator is asked for an item, what it produced before and the client has not
+    async def stream() -> AsyncIterator[str]:
+        for index in range(events):
+            steps.append(index * MEGABYTE_FRAME - reader.received)
+            yield MEGABYTE
+
+    return stream
+
+
+@pytest.mark.parametrize("readers", [1, 4])
+@pytest.mark.parametrize("kind", KINDS)
+def test_slow_readers_hold_their_generators_within_the_buffer_bound(
+    narrow: LiveApp, kind: str, readers: int
+) -> None:
+    """1 MB events to readers slower than the generators, checked at every step of each.
+
+    When a generator is asked for an item, what it produced before and its client has not
     read yet is at most what the stream may hold (`buffer_bytes`, and one frame larger than
     it), what uvicorn's transport buffer holds (its 64 KiB high-water mark and one piece), the
     kernel's buffers of both sockets, and the client's last read. FastAPI runs about five
     events ahead, a bound counted in frames 49.
     """
-    reader = Reader(rcvbuf=65536, read_size=16384, pause=0.001)
-    ahead: list[int] = []
-
-    async def megabyte_events() -> AsyncIterator[str]:
-        for index in range(12):
-            ahead.append(index * MEGABYTE_FRAME - reader.received)
-            yield MEGABYTE
-
-    path = narrow.add(megabyte_events, route_class_override=DispatchRoute, **KINDS[kind])
-    wire = narrow.fetch(path, reader)
-    assert wire.complete
-    assert wire.body.count(MEGABYTE.encode()) == 12
+    events = 12 if readers == 1 else 4
+    paths, ahead = [], []
+    for _ in range(readers):
+        reader, steps = Reader(rcvbuf=65536, read_size=16384, pause=0.001), list[int]()
+        endpoint = megabyte_events(events, reader, steps)
+        paths.append(narrow.add(endpoint, route_class_override=DispatchRoute, **KINDS[kind]))
+        ahead.append((reader, steps))
+    with ThreadPoolExecutor(readers) as pool:
+        wires = list(pool.map(narrow.fetch, paths, [reader for reader, _ in ahead]))
     kernel = 2 * 131_072  # both sockets' 64 KiB buffers, which the kernel reports doubled
-    bound = MEGABYTE_FRAME + BUFFER_BYTES + 2 * PIECE_BYTES + kernel + reader.read_size
-    assert max(ahead) <= bound, ahead
+    bound = MEGABYTE_FRAME + BUFFER_BYTES + 2 * PIECE_BYTES + kernel + 16384
+    for wire, (_, steps) in zip(wires, ahead, strict=True):
+        assert wire.complete
+        assert wire.body.count(MEGABYTE.encode()) == events
+        assert max(steps) <= bound, steps
 
 
 class QuickPings(DispatchRoute):
