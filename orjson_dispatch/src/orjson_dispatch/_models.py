@@ -662,7 +662,7 @@ def runs_user_code(default: Callable[[Any], Any]) -> bool:
 
     Such a `default` raises `KeepResultsError` first, where it meets such a model.
     """
-    return _RESULTS.get() is None and getattr(default, _RUNS_USER_CODE, False)
+    return getattr(default, _RUNS_USER_CODE, False) and _RESULTS.get() is None
 
 
 def is_sqlalchemy_key(key: Any) -> bool:
@@ -977,25 +977,34 @@ def orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> byt
     """
     if runs_user_code(default):
         return keeping_results(lambda: _orjson_models(value, default, option))
-    return _orjson_models(value, default, option)
+    try:
+        return orjson.dumps(value, default=default, option=option)
+    except TypeError as error:
+        return _written_again(value, default, option, error)
 
 
 def _orjson_models(value: Any, default: Callable[[Any], Any], option: int) -> bytes:
     try:
         return orjson.dumps(value, default=default, option=option)
     except TypeError as error:
-        if isinstance(error.__cause__, ContextualError):
-            raise
-        signal = restart(error)
-        if signal is not None:
-            raise signal from None
+        return _written_again(value, default, option, error)
+
+
+def _written_again(
+    value: Any, default: Callable[[Any], Any], option: int, error: TypeError
+) -> bytes:
+    if isinstance(error.__cause__, ContextualError):
+        raise error
+    signal = restart(error)
+    if signal is not None:
+        raise signal from None
     try:
         return orjson.dumps(exact(value, default), default=default, option=option)
-    except Exception as error:  # a lone surrogate, a cycle...: pydantic decides
-        signal = restart(error)
+    except Exception as again:  # a lone surrogate, a cycle...: pydantic decides
+        signal = restart(again)
         if signal is not None:
             raise signal from None
-        raise TypeError(error) from error
+        raise TypeError(again) from again
 
 
 def exact(value: Any, default: Callable[[Any], Any]) -> Any:
@@ -1100,6 +1109,8 @@ def model_json(model: BaseModel, *, by_alias: bool, sqlalchemy: bool = False) ->
     """
     default = model_default(type(model), by_alias, sqlalchemy)
     if default is not None:
+        if sqlalchemy and runs_user_code(default):  # FastAPI's untyped path: see `_untyped`
+            raise KeepResultsError(type(model).__qualname__)
         try:
             return orjson_models(model, default, encode_option())
         except RestartError:

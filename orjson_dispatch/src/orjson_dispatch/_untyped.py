@@ -46,13 +46,11 @@ from orjson_dispatch._models import (
     is_sqlalchemy_key,
     keeping_results,
     kept,
-    model_default,
     model_json,
     model_python,
     numpy_as_orjson,
     once,
     restart,
-    runs_user_code,
 )
 from orjson_dispatch._options import Serialization, encode_option, thaw
 
@@ -134,9 +132,6 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
             ):
                 # No fragment to copy, and no body to search: the class's code looks for `_sa`
                 # keys where they can be, in extras and `dict` or `Any` values.
-                default = model_default(type(value), serialization.by_alias, sqlalchemy=True)
-                if default is not None and runs_user_code(default):
-                    raise KeepResultsError(type(value).__qualname__)
                 return model_json(value, by_alias=serialization.by_alias, sqlalchemy=True)
             body = orjson.dumps(
                 value,
@@ -228,9 +223,6 @@ def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
                 if not kept():
                     raise KeepResultsError(type(value).__qualname__)
                 return own_dump(value, serialization)
-            default = model_default(type(value), by_alias, sqlalchemy=True)
-            if default is not None and runs_user_code(default):
-                raise KeepResultsError(type(value).__qualname__)
             if layout:
                 return model_python(value, by_alias=by_alias)
             return orjson.Fragment(model_json(value, by_alias=by_alias, sqlalchemy=True))
