@@ -10,6 +10,7 @@ answering as the same app under FastAPI.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Annotated, Any
 
 import pytest
@@ -153,7 +154,10 @@ def test_plain_router_included_into_a_dispatch_route_app_warns_naming_its_routes
     app.include_router(router, prefix="/p")
     ask(app, "GET", "/a")
     (message,) = _warnings(caplog)
-    assert "2 route(s) GET /c, GET /d are served by FastAPI's APIRoute" in message
+    # FastAPI before 0.137 copies the included routes, prefixed, into the app's router.
+    assert re.search(
+        r"2 route\(s\) GET (/p)?/c, GET (/p/i)?/d are served by FastAPI's APIRoute", message
+    )
     assert not dispatched_routes(app)["GET /p/c"]
 
 
