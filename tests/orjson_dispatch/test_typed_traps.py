@@ -231,3 +231,16 @@ def test_a_value_validation_does_not_produce_never_sends_more_keys(name: str) ->
     ours = dumps(make(), response_model=declared)
     assert _no_more_keys(json.loads(ours), theirs)
     assert b"hidden" not in ours
+
+
+class Constants(BaseModel):
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+    x: float = math.nan
+    y: None = None
+
+
+@pytest.mark.parametrize("exclude_none", [False, True], ids=["all fields", "exclude_none"])
+def test_nan_of_a_model_writing_constants_is_null_under_every_setting(exclude_none: bool) -> None:
+    """NaN is not JSON (RFC 8259 section 6): written null, also where pydantic writes it all."""
+    body = dumps(Constants(), response_model=Constants, exclude_none=exclude_none)
+    assert body == (b'{"x":null}' if exclude_none else b'{"x":null,"y":null}')

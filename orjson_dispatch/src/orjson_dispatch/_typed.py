@@ -56,6 +56,7 @@ class TypedEncoder:
         "_fast",
         "_option",
         "_root",
+        "_selective",
         "left_to_pydantic",
         "validate",
     )
@@ -76,13 +77,10 @@ class TypedEncoder:
         self._check: Callable[[Any], bool] | None = None
         self._root: type[Any] | None = None
         self._default: Callable[[Any], Any] | None = None
+        self._selective = serialization.selective
         # None until built; then True where orjson writes the values (see `left_to_pydantic`).
-        self._fast: bool | None = None if not serialization.selective else False
-        self.left_to_pydantic: str | None = (
-            "a setting leaves fields out (include, exclude, exclude_*)"
-            if self._fast is False
-            else None
-        )
+        self._fast: bool | None = None
+        self.left_to_pydantic: str | None = None
 
     def build(self) -> str | None:
         """Build the orjson path if not yet; return why pydantic writes every value, or None."""
@@ -93,8 +91,11 @@ class TypedEncoder:
                 if writes_nan(schema):
                     dump_json = self._dump_json
                     self._dump_json = lambda value: without_nan(dump_json(value))
-                self._check, self._root, models = declared(schema)
-                self._default = default_for(models, self._by_alias)
+                if self._selective:
+                    self.left_to_pydantic = "a setting leaves fields out (include, exclude...)"
+                else:
+                    self._check, self._root, models = declared(schema)
+                    self._default = default_for(models, self._by_alias)
             except NotPlainError:
                 self.left_to_pydantic = "pydantic's JSON of the type is not provably orjson's"
             except PydanticUserError as error:
@@ -103,8 +104,7 @@ class TypedEncoder:
                 self.left_to_pydantic = f"the type is not fully defined: {error}"
             except Exception as error:  # never fail where FastAPI serves
                 self.left_to_pydantic = f"no encoder could be built: {error!r}"
-            else:
-                self._fast = True
+            self._fast = self.left_to_pydantic is None
             if self.left_to_pydantic is not None:
                 logger.debug(
                     "%r is written by pydantic's serializer: %s",
