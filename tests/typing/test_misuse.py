@@ -52,7 +52,7 @@ body: str = dumps({"a": 1})  # E: assignment
 # Keepalive settings are a KeepaliveSettings or keyword arguments, ints.
 protocol(idle="60")  # E: call-overload
 protocol(60, 10, 3)  # E: call-overload
-protocol(http="h2")  # E: call-overload
+protocol(http=2)  # E: call-overload
 h11: type[Protocol] = protocol(http="h11")  # E: assignment
 set_keepalive(socket.socket(), idle=1.5)  # E: arg-type
 set_keepalive("localhost:8000")  # E: arg-type

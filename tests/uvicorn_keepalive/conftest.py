@@ -43,11 +43,16 @@ def environ(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
 
 @pytest.fixture
 def logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    """caplog, listening on the package's logger itself: uvicorn's default logging config
-    (set up by any in-process server with it) stops propagation at "uvicorn"."""
+    """caplog, listening on the package's logger itself (uvicorn's default logging config, set
+    up by any in-process server with it, stops propagation at "uvicorn"), and to it alone: its
+    handler also sits on the root logger, where others' records arrive once another library's
+    logging configuration (Litestar's, in the benchmark apps) lets them."""
     logger = logging.getLogger(LOGGER)
     logger.addHandler(caplog.handler)
+    package_only = logging.Filter(LOGGER)
+    caplog.handler.addFilter(package_only)
     propagate, logger.propagate = logger.propagate, False
     yield caplog
     logger.propagate = propagate
+    caplog.handler.removeFilter(package_only)
     logger.removeHandler(caplog.handler)
