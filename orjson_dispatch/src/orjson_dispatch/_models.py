@@ -675,6 +675,14 @@ def _found_sqlalchemy_key(value: Any) -> None:
 
     Models are not looked into: orjson hands each to the `default` callback, which checks it.
     """
+    if value is None:
+        return
+    try:
+        # orjson writes plain data at memory speed; a Python walk costs a step per item.
+        if b'"_sa' not in orjson.dumps(value):
+            return
+    except TypeError:
+        pass  # a model, a set, a big int, a non-str key...: walked
     stack = [value]
     while stack:
         item = stack.pop()
