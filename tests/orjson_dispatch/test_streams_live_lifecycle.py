@@ -26,8 +26,8 @@ import fastapi.routing
 import fastapi.sse
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
+from orjson_dispatch._stream_sending import PIECE_BYTES
 from orjson_dispatch._stream_settings import BUFFER_BYTES
-from orjson_dispatch._streams import PIECE_BYTES
 from starlette.responses import StreamingResponse
 
 from orjson_dispatch import DispatchRoute, StreamSettings
