@@ -92,7 +92,9 @@ class TypedEncoder:
                     dump_json = self._dump_json
                     self._dump_json = lambda value: without_nan(dump_json(value))
                 if self._selective:
-                    self.left_to_pydantic = "a setting leaves fields out (include, exclude...)"
+                    self.left_to_pydantic = (
+                        "a setting leaves fields out (include, exclude, exclude_*)"
+                    )
                 else:
                     self._check, self._root, models = declared(schema)
                     self._default = default_for(models, self._by_alias)
