@@ -134,7 +134,7 @@ def use_dispatch_routes(app: Any, route_class: Any = DispatchRoute) -> None:
     if not isinstance(router, APIRouter):
         msg = f"use_dispatch_routes() takes a FastAPI app or an APIRouter, not {app!r}"
         raise TypeError(msg)
-    if not (isinstance(route_class, type) and issubclass(route_class, DispatchRoute)):
+    if not _is_dispatch_route(route_class):
         msg = (
             "use_dispatch_routes(route_class=...) takes DispatchRoute or a subclass of it, "
             f"not {route_class!r}"
