@@ -48,7 +48,7 @@ def plan(settings: KeepaliveSettings) -> Plan:
             *(settings.user_timeout, settings.detection_time * 1000),
         )
     calls = [Call("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
-    missing, ioctl = [], {}
+    missing, by_ioctl = [], False
     for option in OPTIONS:
         value, names = getattr(settings, option.name), option.constants.split()
         if value is None or value is False:  # unset, or a switch off
@@ -57,7 +57,7 @@ def plan(settings: KeepaliveSettings) -> Plan:
         if name is not None:
             calls.append(Call(name, socket.IPPROTO_TCP, getattr(socket, name), int(value)))
         elif option.ioctl and hasattr(socket, "SIO_KEEPALIVE_VALS"):
-            ioctl[option.ioctl] = value * 1000
+            by_ioctl = True
         else:
             missing.append(names[0])
     if missing:  # one line, once per process and settings
@@ -65,9 +65,9 @@ def plan(settings: KeepaliveSettings) -> Plan:
             "TCP keepalive: %s not available on this platform (%s): left at the system default",
             *(", ".join(missing), sys.platform),
         )
-    if ioctl:  # the ioctl sets all its members
-        ioctl = {o.ioctl: getattr(settings, o.name) * 1000 for o in OPTIONS if o.ioctl}
-    return Plan(tuple(calls), ioctl)
+    # The ioctl sets all its members, those with a constant of their own too.
+    ioctl = {o.ioctl: getattr(settings, o.name) * 1000 for o in OPTIONS if o.ioctl}
+    return Plan(tuple(calls), ioctl if by_ioctl else {})
 
 
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
