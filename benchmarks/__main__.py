@@ -2,8 +2,10 @@
 
 import sys
 
+from benchmarks.cli import main, questions
+
 try:
-    from benchmarks.cli import main
+    questions()
 except ModuleNotFoundError as error:
     # The harness needs both packages and the bench dependency group: outside the project's
     # virtualenv the first missing import would otherwise end in a bare traceback.

@@ -17,6 +17,7 @@ import functools
 import json
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +29,8 @@ from fastapi.encoders import jsonable_encoder
 from pydantic import BaseModel, TypeAdapter
 
 from benchmarks import summary
-from benchmarks.runner import script
+from benchmarks.cli import main
+from benchmarks.runner import stderr
 from bodies import CYCLE, SDK_BODIES, SDK_TOOLCALL, SDK_TRAINING
 from bodies.sdk_corpus import (
     BUILT,
@@ -68,22 +70,36 @@ def _starlette_json(data: Any) -> bytes:
 def approaches(cls: type[BaseModel]) -> dict[str, tuple[str, Callable[[Any, Any], Any]]]:
     """Return the approaches for models of ``cls``: name to label and ``encode(model, dict)``."""
     adapter: TypeAdapter[Any] = TypeAdapter(cls)
+
+    def typeadapter(model: Any, data: Any) -> Any:
+        return adapter.dump_json(
+            adapter.validate_python(model, from_attributes=True), by_alias=True
+        )
+
     return {
-        HELPER: ('orjson.dumps(m.model_dump(mode="json", by_alias=True)) (the helper)',
-                 lambda m, d: orjson.dumps(m.model_dump(mode="json", by_alias=True))),
+        HELPER: (
+            'orjson.dumps(m.model_dump(mode="json", by_alias=True)) (the helper)',
+            lambda m, d: orjson.dumps(m.model_dump(mode="json", by_alias=True)),
+        ),
         "dumps-untyped": ("orjson_dispatch.dumps(m)", lambda m, d: dumps(m)),
-        "dumps-typed": (f"orjson_dispatch.dumps(m, response_model={cls.__name__})",
-                        lambda m, d: dumps(m, response_model=cls)),
-        "model-dump-json": ("m.model_dump_json(by_alias=True)",
-                            lambda m, d: m.model_dump_json(by_alias=True)),
-        "typeadapter": ("TypeAdapter.validate_python + dump_json (FastAPI typed)",
-                        lambda m, d: adapter.dump_json(
-                            adapter.validate_python(m, from_attributes=True), by_alias=True)),
-        "jsonable-encoder": ("jsonable_encoder + json.dumps (FastAPI untyped)",
-                             lambda m, d: _starlette_json(jsonable_encoder(m))),
-        "msgspec-dict": ("msgspec.json.encode(d) on the ready dict (peer)",
-                         lambda m, d: msgspec.json.encode(d)),
-    }  # fmt: skip
+        "dumps-typed": (
+            f"orjson_dispatch.dumps(m, response_model={cls.__name__})",
+            lambda m, d: dumps(m, response_model=cls),
+        ),
+        "model-dump-json": (
+            "m.model_dump_json(by_alias=True)",
+            lambda m, d: m.model_dump_json(by_alias=True),
+        ),
+        "typeadapter": ("TypeAdapter.validate_python + dump_json (FastAPI typed)", typeadapter),
+        "jsonable-encoder": (
+            "jsonable_encoder + json.dumps (FastAPI untyped)",
+            lambda m, d: _starlette_json(jsonable_encoder(m)),
+        ),
+        "msgspec-dict": (
+            "msgspec.json.encode(d) on the ready dict (peer)",
+            lambda m, d: msgspec.json.encode(d),
+        ),
+    }
 
 
 def _each(encode: Callable[[Any, Any], Any], pairs: list[tuple[Any, Any]]) -> list[Any]:
@@ -128,8 +144,8 @@ def measure_body(name: str, built: Built, rounds: int, min_time: float) -> list[
         for key in order:
             limit_s = _batch(limit, limit_loops)
             seconds = _batch(runs[key], loops[key])
-            samples.append({"round": number, "body": name, "built": built, "approach": key,
-                            "s": seconds, "limit_s": limit_s})  # fmt: skip
+            keys = {"round": number, "body": name, "built": built, "approach": key}
+            samples.append(keys | {"s": seconds, "limit_s": limit_s})
     return samples
 
 
@@ -139,11 +155,13 @@ def measure(quick: bool, logs: Path) -> dict[str, Any]:
     for name in BODIES:
         for built in BUILT:
             samples += measure_body(name, built, ROUNDS, min_time)
-            print(f"inprocess: {name} ({built}) timed", flush=True)
-    labels = {name: {k: label for k, (label, _) in approaches(cls).items()}
-              for name, (cls, _) in BODIES.items()}  # fmt: skip
-    return {"name": SUITE, "rounds": ROUNDS, "min_time_s": min_time, "labels": labels,
-            "samples": samples}  # fmt: skip
+            stderr(f"inprocess: {name} ({built}) timed")
+    labels = {
+        name: {k: label for k, (label, _) in approaches(cls).items()}
+        for name, (cls, _) in BODIES.items()
+    }
+    found = {"name": SUITE, "rounds": ROUNDS, "min_time_s": min_time, "labels": labels}
+    return found | {"samples": samples}
 
 
 def ratios(suite: Any, body: str, built: str) -> dict[str, dict[str, float]]:
@@ -165,18 +183,23 @@ def ratios(suite: Any, body: str, built: str) -> dict[str, dict[str, float]]:
 
 def render(suite: Any) -> list[str]:
     """Return one table per body: time, time over the limit's, speed over the helper's."""
-    lines = ["## Returned bodies in process", ""]
-    lines += [f"{suite['run']['date']}, git {suite['run']['git']}: `{suite['run']['command']}`", ""]
+    lines = summary.heading("Returned bodies in process", suite)
     header = ["approach", "built", "us per call", "x limit's time", "x helper's speed"]
     for body in dict.fromkeys(s["body"] for s in suite["samples"]):
         rows = [
-            [f"`{suite['labels'][body][key]}`", built, summary.number(r["us"]),
-             f"{summary.number(r['limit'])}x", f"{summary.number(r['helper'])}x"]
-            for built in BUILT for key, r in ratios(suite, body, built).items()
-        ]  # fmt: skip
+            [
+                f"`{suite['labels'][body][key]}`",
+                built,
+                summary.number(r["us"]),
+                f"{summary.number(r['limit'])}x",
+                f"{summary.number(r['helper'])}x",
+            ]
+            for built in BUILT
+            for key, r in ratios(suite, body, built).items()
+        ]
         lines += summary.table(body, header, rows)
     return lines
 
 
 if __name__ == "__main__":
-    raise SystemExit(script(SUITE, measure, render))
+    raise SystemExit(main(question=sys.modules[__name__]))

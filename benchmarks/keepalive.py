@@ -9,18 +9,19 @@ loop: there ``--workers 2`` leaves TCP_NODELAY off unless uvicorn-keepalive sets
 always does), and a response written in two parts waits for the client's delayed ACK.
 """
 
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from benchmarks import summary
-from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load, script
+from benchmarks.cli import main
+from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load
 
 SUITE = "keepalive"
-_KEEPALIVE = "uvicorn_keepalive:Protocol"
+_APP, _KEEPALIVE = "benchmarks.keepalive:app", "uvicorn_keepalive:Protocol"
 CONFIGS = tuple(
-    ServerConfig(name, label, "benchmarks.keepalive:app", "/", "/", http, workers,
-                 loop="asyncio" if "asyncio" in name else None)
+    ServerConfig(name, label, _APP, "/", http, workers, "asyncio" if "asyncio" in name else None)
     for name, label, http, workers in (
         ("stock", "uvicorn HttpToolsProtocol, 1 worker", "httptools", 1),
         ("keepalive", "uvicorn_keepalive.Protocol, 1 worker", _KEEPALIVE, 1),
@@ -32,7 +33,7 @@ CONFIGS = tuple(
         ("keepalive-asyncio", "uvicorn_keepalive.Protocol, 1 worker, asyncio", _KEEPALIVE, 1),
         ("keepalive-asyncio-w2", "uvicorn_keepalive.Protocol, 2 workers, asyncio", _KEEPALIVE, 2),
     )
-)  # fmt: skip
+)
 #: Each keepalive configuration is divided by the stock one with as many workers and the same
 #: loop; on asyncio, two workers are also divided by one worker of the same protocol.
 BASELINES = {
@@ -44,15 +45,21 @@ BASELINES = {
     "keepalive-asyncio-w2": ("stock-asyncio-w2", "keepalive-asyncio"),
 }
 CELLS = (Cell("plain", 32, close=True), Cell("plain", 32), Cell("plain", 1))
-QUICK_CONFIGS = ("stock", "keepalive", "stock-b", "keepalive-asyncio", "stock-asyncio-w2",
-                 "keepalive-asyncio-w2")  # fmt: skip
+QUICK_CONFIGS = (
+    "stock",
+    "keepalive",
+    "stock-b",
+    "keepalive-asyncio",
+    "stock-asyncio-w2",
+    "keepalive-asyncio-w2",
+)
 
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Measure the three cells, configurations interleaved."""
     configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
     settings = LoadSettings(3, 1, 1, 1, 5) if quick else LoadSettings(7, 2, 2, 1, 10)
-    return run_load(SUITE, configs, CELLS, settings, answer=lambda c, b: (None, {}), log_dir=logs)
+    return run_load(SUITE, configs, CELLS, settings, answer=lambda body: (None, {}), log_dir=logs)
 
 
 def render(suite: Any) -> list[str]:
@@ -84,4 +91,4 @@ async def app(
 
 
 if __name__ == "__main__":
-    raise SystemExit(script(SUITE, measure, render))
+    raise SystemExit(main(question=sys.modules[__name__]))

@@ -8,6 +8,8 @@ its own, so that only the reading of the body differs. Ratios divide by FastAPI'
 by orjson's limit of the same kind, typed ones also by ``model_validate_json``.
 """
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,23 +20,12 @@ from fastapi.routing import APIRoute
 from pydantic import TypeAdapter
 
 from benchmarks import summary
-from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load, script
+from benchmarks.cli import main
+from benchmarks.runner import FULL_LOAD, QUICK_LOAD, Cell, ServerConfig, run_load
 from bodies import CHAT, MULTI_TURN, TurnsRequest, request, request_answer
 from orjson_dispatch import DispatchRoute
 
 SUITE = "requests"
-CONFIGS = tuple(
-    ServerConfig(name, label, "benchmarks.requests:app", f"/{name}/{{body}}", method="POST")
-    for name, label in (
-        ("fastapi-dict", "FastAPI, body: dict = Body() (json.loads)"),
-        ("route-dict", "DispatchRoute, body: dict = Body()"),
-        ("limit-dict", "orjson.loads(await request.body()) + the same dict validation"),
-        ("fastapi-typed", "FastAPI, body: TurnsRequest (json.loads, then validation)"),
-        ("route-typed", "DispatchRoute, body: TurnsRequest"),
-        ("limit-typed", "orjson.loads(await request.body()) + TurnsRequest.model_validate"),
-        ("validate-json", "TurnsRequest.model_validate_json(await request.body())"),
-    )
-)
 BASELINES = {
     "route-dict": ("fastapi-dict", "limit-dict"),
     "limit-dict": ("fastapi-dict",),
@@ -43,14 +34,18 @@ BASELINES = {
     "validate-json": ("fastapi-typed",),
 }
 CELLS = (Cell(MULTI_TURN, 32), Cell(CHAT, 32))
-FULL = LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)
-QUICK = LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)
 
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Measure every configuration on both bodies, interleaved."""
-    return run_load(SUITE, CONFIGS, CELLS, QUICK if quick else FULL, log_dir=logs,
-                    answer=lambda config, name: (request(name), request_answer(name)))  # fmt: skip
+    return run_load(
+        SUITE,
+        CONFIGS,
+        CELLS,
+        QUICK_LOAD if quick else FULL_LOAD,
+        log_dir=logs,
+        answer=lambda name: (request(name), request_answer(name)),
+    )
 
 
 def render(suite: Any) -> list[str]:
@@ -67,11 +62,6 @@ def _counts(turns: list[Any]) -> Response:
     return Response(orjson.dumps({"items": len(turns), "tokens": tokens}))
 
 
-@app.get("/health")
-async def health() -> Response:
-    return Response(b"ok", media_type="text/plain")
-
-
 async def read_dict(name: str, body: Annotated[dict[str, Any], Body()]) -> Response:
     return _counts(body["input"])
 
@@ -80,32 +70,52 @@ async def read_typed(name: str, body: TurnsRequest) -> Response:
     return _counts(body.input)
 
 
-# FastAPI's route and DispatchRoute's one after it, on the app's router (an included router
-# costs more per request; each route before a path costs its match).
-for kind, endpoint in (("dict", read_dict), ("typed", read_typed)):
-    for prefix, route_class in (("fastapi", APIRoute), ("route", DispatchRoute)):
-        app.router.add_api_route(
-            f"/{prefix}-{kind}/{{name}}",
-            endpoint,
-            methods=["POST"],
-            route_class_override=route_class,
-        )
-
-
-@app.post("/limit-dict/{name}")
 async def limit_dict(name: str, request: Request) -> Response:
     return _counts(_DICT.validate_python(orjson.loads(await request.body()))["input"])
 
 
-@app.post("/limit-typed/{name}")
 async def limit_typed(name: str, request: Request) -> Response:
     return _counts(TurnsRequest.model_validate(orjson.loads(await request.body())).input)
 
 
-@app.post("/validate-json/{name}")
 async def validate_json(name: str, request: Request) -> Response:
     return _counts(TurnsRequest.model_validate_json(await request.body()).input)
 
 
+# Every route on the app's own router, DispatchRoute's right after FastAPI's (an included router
+# costs more per request; each route before a path costs its match).
+ROUTES: dict[str, tuple[str, Callable[..., Any], type[APIRoute]]] = {
+    "fastapi-dict": ("FastAPI, body: dict = Body() (json.loads)", read_dict, APIRoute),
+    "route-dict": ("DispatchRoute, body: dict = Body()", read_dict, DispatchRoute),
+    "limit-dict": (
+        "orjson.loads(await request.body()) + the same dict validation",
+        limit_dict,
+        APIRoute,
+    ),
+    "fastapi-typed": (
+        "FastAPI, body: TurnsRequest (json.loads, then validation)",
+        read_typed,
+        APIRoute,
+    ),
+    "route-typed": ("DispatchRoute, body: TurnsRequest", read_typed, DispatchRoute),
+    "limit-typed": (
+        "orjson.loads(await request.body()) + TurnsRequest.model_validate",
+        limit_typed,
+        APIRoute,
+    ),
+    "validate-json": (
+        "TurnsRequest.model_validate_json(await request.body())",
+        validate_json,
+        APIRoute,
+    ),
+}
+for name, (_, endpoint, route_class) in ROUTES.items():
+    path = f"/{name}/{{name}}"
+    app.router.add_api_route(path, endpoint, methods=["POST"], route_class_override=route_class)
+CONFIGS = tuple(
+    ServerConfig(name, label, "benchmarks.requests:app", f"/{name}/{{body}}")
+    for name, (label, _, _) in ROUTES.items()
+)
+
 if __name__ == "__main__":
-    raise SystemExit(script(SUITE, measure, render))
+    raise SystemExit(main(question=sys.modules[__name__]))

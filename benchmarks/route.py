@@ -5,8 +5,8 @@ returns :data:`bodies.ITEMS` (1,000 dicts of 8 keys), as a server library's gene
 does, under FastAPI's ``APIRoute`` and under ``DispatchRoute`` (wrk at 32 connections, ratios
 to FastAPI's). The first answer: a fresh process per measurement answers one typed model
 (``tokens-32``), timed from the request to the end of its answer, in process (the ASGI app
-called directly, after the app is built) and over HTTP (a fresh uvicorn, after one answer of
-its health route); it also says whether numpy was imported by then. FastAPI and
+called directly, after the app is built) and over HTTP (a fresh uvicorn, after its answer to
+the ``GET /`` that finds it ready); it also says whether numpy was imported by then. FastAPI and
 ``DispatchRoute`` alternate, in the order rotated each round.
 """
 
@@ -23,16 +23,17 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import Response
 
 from benchmarks import summary
+from benchmarks.cli import main
 from benchmarks.runner import (
+    QUICK_LOAD,
     ROOT,
     Cell,
     LoadSettings,
-    Server,
     ServerConfig,
+    fresh_runs,
     get,
     run_load,
-    script,
-    stderr,
+    running,
 )
 from bodies import ITEMS, ResponseModel, body, items
 from orjson_dispatch import DispatchRoute
@@ -45,7 +46,11 @@ CONFIGS = (
     ),
     ServerConfig("generic-route", "DispatchRoute, -> Response, dicts", _APP, "/generic-route"),
 )
-FIRST = ("first-fastapi", "first-route")  # the paths of the first-answer routes
+#: The paths of the first-answer routes, and their labels.
+FIRST = {
+    "first-fastapi": "FastAPI APIRoute, -> ResponseModel",
+    "first-route": "DispatchRoute, the same route",
+}
 WHERE = ("in-process", "http")
 
 
@@ -60,10 +65,15 @@ def first_in_process(path: str) -> None:
         sent.append(message)
 
     async def answer() -> float:
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
-                 "query_string": b"", "root_path": "", "headers": [("host", "x")],
-                 "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}  # fmt: skip
+        scope: dict[str, Any] = {
+            "type": "http",
+            "method": "GET",
+            "path": path,
+            "raw_path": path.encode(),
+        }
+        scope |= {"asgi": {"version": "3.0"}, "http_version": "1.1", "scheme": "http"}
+        scope |= {"query_string": b"", "root_path": "", "headers": [("host", "x")]}
+        scope |= {"client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
         started = time.perf_counter()
         await app(scope, receive, send)
         return time.perf_counter() - started
@@ -73,43 +83,40 @@ def first_in_process(path: str) -> None:
     print(json.dumps({"ms": seconds * 1e3, "numpy": "numpy" in sys.modules}))
 
 
-def first_answer(path: str, where: str, logs: Path) -> dict[str, Any]:
+def first_answer(path: str, where: str, logs: Path) -> tuple[dict[str, Any], str]:
     """Return the ms of the first answer of ``path`` in a fresh process, and whether numpy came."""
     if where == "in-process":
         code = f"from benchmarks.route import first_in_process; first_in_process('/{path}')"
-        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                              text=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+        )
         found: dict[str, Any] = json.loads(done.stdout)
-        return found
-    server = Server(ServerConfig(path, path, _APP, f"/{path}"), logs)
-    try:
-        server.wait_ready()
-        started = time.perf_counter()
-        status, _ = get(server.port, f"/{path}")
-        seconds = time.perf_counter() - started
-        numpy = get(server.port, "/numpy")[1] == b"true"
-        assert status == 200, path
-        return {"ms": seconds * 1e3, "numpy": numpy}
-    finally:
-        server.stop()
+    else:
+        with running([ServerConfig(path, path, _APP, f"/{path}")], logs) as servers:
+            port, started = servers[path].port, time.perf_counter()
+            status, _ = get(port, f"/{path}")
+            found = {
+                "ms": (time.perf_counter() - started) * 1e3,
+                "numpy": get(port, "/numpy")[1] == b"true",
+            }
+            assert status == 200, path
+    return found, f"{found['ms']:.2f} ms"
 
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Measure the generic route with wrk, then the first answers."""
-    settings = LoadSettings(3, 1, 2, 5, 12) if quick else LoadSettings(5, 2, 6, 15, 10)
-    generic = run_load(SUITE, CONFIGS, [Cell(ITEMS, 32)], settings, log_dir=logs,
-                       answer=lambda c, b: (None, items()))  # fmt: skip
-    samples, rounds = [], 5 if quick else 9
-    for number in range(rounds):
-        for where in WHERE:
-            for path in FIRST[number % 2 :] + FIRST[: number % 2]:
-                found = first_answer(path, where, logs)
-                samples.append({"round": number, "cell": where, "config": path} | found)
-                stderr(f"first answer round {number + 1} {where} {path}: {found['ms']:.2f} ms")
-    labels = ("FastAPI APIRoute, -> ResponseModel", "DispatchRoute, the same route")
-    configs = [{"name": name, "label": label} for name, label in zip(FIRST, labels, strict=True)]
-    first = {"configs": configs, "cells": [{"key": w} for w in WHERE], "samples": samples}
-    return {"generic": generic, "first": first | {"skipped": []}}
+    settings = QUICK_LOAD if quick else LoadSettings(5, 2, 6, min_requests=15, drain_budget_s=10)
+    generic = run_load(
+        SUITE, CONFIGS, [Cell(ITEMS, 32)], settings, answer=lambda b: (None, items()), log_dir=logs
+    )
+    first = fresh_runs(
+        "first answer",
+        FIRST,
+        WHERE,
+        5 if quick else 9,
+        lambda where, path: first_answer(path, where, logs),
+    )
+    return {"generic": generic, "first": first}
 
 
 def render(suite: Any) -> list[str]:
@@ -118,18 +125,13 @@ def render(suite: Any) -> list[str]:
     title, times = "A generic -> Response route", summary.LATENCY
     lines = summary.section(title, generic, "rps", {"generic-route": ("generic-fastapi",)}, times)
     title = "The first answer of a fresh process"
-    lines += summary.section(title, first, "ms", {FIRST[1]: FIRST[:1]}, [])
+    lines += summary.section(title, first, "ms", {"first-route": ("first-fastapi",)}, [])
     numpy = sorted({s["config"] for s in first["samples"] if s["numpy"]})
     return [*lines, f"- numpy imported by the first answer: {', '.join(numpy) or 'none'}", ""]
 
 
 app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
 dispatch_router = APIRouter(route_class=DispatchRoute)
-
-
-@app.get("/health")
-async def health() -> Response:
-    return Response(b"ok", media_type="text/plain")
 
 
 @app.get("/numpy")
@@ -153,4 +155,4 @@ dispatch_router.get("/first-route")(first)
 app.include_router(dispatch_router)
 
 if __name__ == "__main__":
-    raise SystemExit(script(SUITE, measure, render))
+    raise SystemExit(main(question=sys.modules[__name__]))

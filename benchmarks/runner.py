@@ -1,4 +1,4 @@
-"""What every benchmark script shares: uvicorn servers, wrk, interleaved rounds, result files.
+"""What every benchmark script shares: uvicorn servers, wrk, interleaved rounds.
 
 A configuration is one uvicorn process on 127.0.0.1 and a port the kernel picked free (bound to
 port 0), ``--http httptools`` (or the configuration's protocol class) and uvloop when installed,
@@ -9,36 +9,27 @@ drops outliers. wrk, the C HTTP load generator, comes from the Debian package ``
 (``scripts/system-packages``); the ``done`` hook of ``wrk_report.lua`` prints exact counts.
 """
 
-import argparse
 import contextlib
 import http.client
 import importlib.util
 import json
 import math
 import os
-import platform
 import shlex
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent  # servers run there to import benchmarks.*
-RESULTS = ROOT / "benchmarks" / "results"
-#: The distributions whose versions decide the figures, recorded with each suite.
-PACKAGES = ("fastapi", "pydantic", "orjson", "uvicorn", "uvloop", "httptools", "litestar",
-            "msgspec", "sse-starlette", "orjson-dispatch", "uvicorn-keepalive")  # fmt: skip
 _LUA = Path(__file__).with_name("wrk_report.lua")
+_C = TypeVar("_C")
 
 
 class ServerError(RuntimeError):
@@ -53,20 +44,17 @@ class WrkError(RuntimeError):
 class ServerConfig:
     """One way to run a server; ``name`` is its key in URLs and results, ``label`` in tables.
 
-    ``path`` is the endpoint's (``{body}`` stands for the body's name); ``health`` answers 200
-    once the app is up; ``loop`` None is uvloop when installed; ``method`` POST sends the
-    cell's request body; ``framing`` is a stream's (``jsonl`` or ``sse``).
+    ``path`` is the endpoint's (``{body}`` stands for the body's name); ``loop`` None is uvloop
+    when installed; ``framing`` is a stream's (``jsonl`` or ``sse``).
     """
 
     name: str
     label: str
     app: str
     path: str
-    health: str = "/health"
     http: str = "httptools"
     workers: int = 1
     loop: str | None = None
-    method: str = "GET"
     framing: str = "jsonl"
 
     def url_path(self, body: str) -> str:
@@ -121,18 +109,22 @@ class Server:
         self.log_path = log_dir / f"{config.name}.log"
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                uvicorn_command(config, self.port), cwd=ROOT, stdout=log,
-                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
+                uvicorn_command(config, self.port),
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self.pid = self.process.pid
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        """Wait until the health path answers 200; ServerError if the process exits first."""
+        """Wait until ``GET /`` gets an answer (any status); ServerError if the process exits."""
         deadline = time.monotonic() + timeout
         while self.process.poll() is None and time.monotonic() < deadline:
             with contextlib.suppress(OSError, http.client.HTTPException):
-                if get(self.port, self.config.health, timeout=2)[0] == 200:
-                    return
+                get(self.port, "/", timeout=2)
+                return
             time.sleep(0.01)
         log = self.log_path.read_text(errors="replace").splitlines()[-30:]
         status = self.process.poll()
@@ -212,55 +204,20 @@ class Cell:
         return f"{self.body}@c{self.concurrency}{'+close' if self.close else ''}"
 
 
-class Run(NamedTuple):
-    """One measurement: a configuration on a cell in a round."""
+def interleave(
+    cells: Sequence[_C], configs: Sequence[str], rounds: int
+) -> list[tuple[int, _C, str]]:
+    """Return ``(round, cell, configuration)``: every cell once per configuration and round.
 
-    round: int
-    cell: Cell
-    config: str
-
-
-def interleave(cells: Sequence[Cell], configs: Sequence[str], rounds: int) -> list[Run]:
-    """Return every cell once per configuration and round, round after round.
-
-    The configurations of a cell run back to back; their order rotates by one each round, so
-    that none is always first after a change of cell.
+    Round after round; the configurations of a cell run back to back, their order rotated by
+    one each round, so that none is always first after a change of cell.
     """
-    runs: list[Run] = []
+    runs: list[tuple[int, _C, str]] = []
     for number in range(rounds):
         shift = number % len(configs) if configs else 0
         order = [*configs[shift:], *configs[:shift]]
-        runs += [Run(number, cell, config) for cell in cells for config in order]
+        runs += [(number, cell, config) for cell in cells for config in order]
     return runs
-
-
-@dataclass(frozen=True)
-class Spread:
-    """The median of some measurements, their minimum, maximum and count."""
-
-    median: float
-    low: float
-    high: float
-    count: int
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> "Spread":
-        """Summarize ``values``; ValueError when there are none."""
-        if not values:
-            raise ValueError("no measurements to summarize")
-        return cls(statistics.median(values), min(values), max(values), len(values))
-
-
-def paired_ratios(
-    numerator: Mapping[int, float], denominator: Mapping[int, float]
-) -> Spread | None:
-    """Return the spread of ``numerator[r] / denominator[r]`` over the rounds both measured.
-
-    Both map a round to a measurement; None when no round has both (and a nonzero denominator).
-    """
-    rounds = sorted(numerator.keys() & denominator.keys())
-    ratios = [numerator[r] / denominator[r] for r in rounds if denominator[r] > 0]
-    return Spread.of(ratios) if ratios else None
 
 
 def stderr(line: str) -> None:
@@ -268,8 +225,8 @@ def stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-#: Measures one run on its server: the sample and its progress text, or why it is skipped.
-Measure = Callable[["Server", Run], "tuple[dict[str, Any], str] | str"]
+#: Measures a cell on its server: the sample and its progress text, or why it is skipped.
+Measure = Callable[["Server", Cell], "tuple[dict[str, Any], str] | str"]
 
 
 def drive(
@@ -306,22 +263,45 @@ def drive(
         single = [c.name for c in configs if c.workers == 1]  # --workers: the supervisor's
         result["memory_kb"] = {name: {"start": servers[name].status_kb("VmRSS")} for name in single}
         runs, started = interleave(cells, [c.name for c in configs], rounds), time.monotonic()
-        for index, run in enumerate(runs, 1):
-            server = servers[run.config]
-            measured = measure(server, run)
+        for index, (number, cell, config) in enumerate(runs, 1):
+            measured = measure(servers[config], cell)
             if isinstance(measured, str):
-                why = {"config": run.config, "cell": run.cell.key, "why": measured}
-                result["skipped"] += [why] if run.round == 0 else []
+                why = {"config": config, "cell": cell.key, "why": measured}
+                result["skipped"] += [why] if number == 0 else []
                 continue
             sample, text = measured
-            drain = {"drain_s": round(server.wait_idle(), 2)}
-            keys = {"round": run.round, "cell": run.cell.key, "config": run.config}
+            drain = {"drain_s": round(servers[config].wait_idle(), 2)}
+            keys = {"round": number, "cell": cell.key, "config": config}
             result["samples"].append(keys | sample | drain)
-            where = f"round {run.round + 1} {run.cell.key} {run.config}"
+            where = f"round {number + 1} {cell.key} {config}"
             log(f"{suite} [{index}/{len(runs)} {time.monotonic() - started:.0f}s] {where}: {text}")
         for name in single:
             result["memory_kb"][name]["peak"] = servers[name].status_kb("VmHWM")
     return result
+
+
+def fresh_runs(
+    suite: str,
+    labels: Mapping[str, str],
+    cells: Sequence[str],
+    rounds: int,
+    measure: Callable[[str, str], tuple[dict[str, Any], str]],
+) -> dict[str, Any]:
+    """Call ``measure(cell, configuration)`` (each run in a process of its own), interleaved.
+
+    ``labels`` maps each configuration to its label; the runs are :func:`interleave`'s.
+
+    Returns:
+        JSON-ready, as :func:`drive`'s: ``configs``, ``cells``, ``samples`` and ``skipped``.
+    """
+    samples = []
+    for number, cell, config in interleave(cells, list(labels), rounds):
+        sample, text = measure(cell, config)
+        samples.append({"round": number, "cell": cell, "config": config} | sample)
+        stderr(f"{suite} round {number + 1} {cell} {config}: {text}")
+    configs = [{"name": name, "label": label} for name, label in labels.items()]
+    cell_keys = [{"key": cell} for cell in cells]
+    return {"configs": configs, "cells": cell_keys, "samples": samples, "skipped": []}
 
 
 def require_wrk() -> str:
@@ -406,51 +386,63 @@ class LoadSettings:
         )
 
 
+#: The wrk runs of the profiles that measure bodies: 3 rounds, 2 to 6 s (1 to 2 s).
+FULL_LOAD = LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)
+QUICK_LOAD = LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)
+
+
 def run_load(
     suite: str,
     configs: Sequence[ServerConfig],
     cells: Sequence[Cell],
     settings: LoadSettings,
     *,
-    answer: Callable[[ServerConfig, str], tuple[bytes | None, Any]],
+    answer: Callable[[str], tuple[bytes | None, Any]],
     log_dir: Path,
-    log: Callable[[str], None] = stderr,
 ) -> dict[str, Any]:
     """Check every configuration's answers, then measure each on every cell with wrk, interleaved.
 
-    ``answer(config, body)`` returns what to POST (None: a GET) and the JSON value expected
-    back. The fastest of three requests after the check sets each run's duration.
+    ``answer(body)`` returns what to POST (None: a GET) and the JSON value expected back. The
+    fastest of three requests after the check sets each run's duration.
 
     Returns:
         :func:`drive`'s result, its samples wrk's summaries, with ``single_request_ms``.
     """
-    wrk, single = require_wrk(), {}
+    wrk, bodies, single, posts = require_wrk(), sorted({c.body for c in cells}), {}, {}
+    for body, posted in ((body, answer(body)[0]) for body in bodies):
+        if posted is not None:  # wrk_report.lua reads the file
+            posts[body] = log_dir / f"{body}.json"
+            posts[body].write_bytes(posted)
 
     def prepare(server: Server) -> None:
         config, times = server.config, {}
-        for body in sorted({cell.body for cell in cells}):
-            posted, expected = answer(config, body)
-            status, content = get(server.port, config.url_path(body), posted=posted)
-            if status != 200 or json.loads(content) != expected:
-                why = f"{config.name} answered {body} wrongly ({status}): {content[:300]!r}"
-                raise ServerError(why)
-            times[body] = min(_timed(server, config.url_path(body), posted) for _ in range(3))
-            (log_dir / f"{body}.json").write_bytes(posted or b"")
+        for body in bodies:
+            posted, expected = answer(body)
+            path, timed = config.url_path(body), []
+            for _ in range(4):  # the check, then the fastest of three
+                started = time.perf_counter()
+                status, content = get(server.port, path, posted=posted)
+                timed.append(time.perf_counter() - started)
+                if status != 200 or json.loads(content) != expected:
+                    why = f"{config.name} answered {body} wrongly ({status}): {content[:300]!r}"
+                    raise ServerError(why)
+            times[body] = min(timed[1:])
         single[config.name] = times
 
-    def measure(server: Server, run: Run) -> tuple[dict[str, Any], str] | str:
-        config, cell = server.config, run.cell
-        single_s = single[run.config][cell.body]
+    def measure(server: Server, cell: Cell) -> tuple[dict[str, Any], str] | str:
+        single_s = single[server.config.name][cell.body]
         reason = settings.skip_reason(cell.concurrency, single_s)
         if reason is not None:
             return reason
-        url = f"http://127.0.0.1:{server.port}{config.url_path(cell.body)}"
         command = wrk_command(
-            wrk, url, connections=cell.concurrency, close=cell.close,
+            wrk,
+            f"http://127.0.0.1:{server.port}{server.config.url_path(cell.body)}",
+            connections=cell.concurrency,
+            close=cell.close,
             duration_s=settings.duration_for(single_s, cell.duration_s),
             timeout_s=settings.timeout_s,
-            posted=log_dir / f"{cell.body}.json" if config.method == "POST" else None,
-        )  # fmt: skip
+            posted=posts.get(cell.body),
+        )
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise WrkError(f"{shlex.join(command)} exited {done.returncode}: {done.stderr}")
@@ -460,68 +452,11 @@ def run_load(
         text = f"{found['rps']:.1f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms"
         return found, text + (f", {errors} errors" if errors else "")
 
-    result = drive(suite, configs, cells, settings.rounds, prepare=prepare, measure=measure,
-                   log_dir=log_dir, log=log)  # fmt: skip
+    result = drive(
+        suite, configs, cells, settings.rounds, prepare=prepare, measure=measure, log_dir=log_dir
+    )
     result["single_request_ms"] = {
         config: {b: round(s * 1000, 3) for b, s in times.items()}
         for config, times in single.items()
     }
     return result
-
-
-def _timed(server: Server, path: str, posted: bytes | None) -> float:
-    started = time.perf_counter()
-    get(server.port, path, posted=posted)
-    return time.perf_counter() - started
-
-
-def header(command: Sequence[str]) -> dict[str, Any]:
-    """Return what a result file records beside the samples: command, commit, versions, load."""
-    python = Path(sys.executable)
-    shown = python.relative_to(ROOT) if python.is_relative_to(ROOT) else python
-    git = ["git", "rev-parse", "--short=12", "HEAD"]
-    return {
-        "command": shlex.join([str(shown), *command]),
-        "git": subprocess.run(
-            git, cwd=ROOT, capture_output=True, text=True, check=False
-        ).stdout.strip(),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "packages": {package: metadata.version(package) for package in PACKAGES},
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "load_average": [round(value, 2) for value in os.getloadavg()],
-    }
-
-
-#: A question's measurement: (quick profile?, the directory for server logs) to its results.
-Question = Callable[[bool, Path], dict[str, Any]]
-
-
-def measure_into(
-    suite: str, question: Question, quick: bool, out: Path, command: Sequence[str]
-) -> dict[str, Any]:
-    """Measure ``question`` and write its results, with :func:`header`, to ``out/<suite>.json``."""
-    run, started = header(command), time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="benchmarks-") as logs:
-        measured = question(quick, Path(logs))
-    measured["run"] = run | {"elapsed_s": round(time.monotonic() - started)}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{suite}.json").write_text(json.dumps(measured, indent=1))
-    return measured
-
-
-def script(suite: str, question: Question, render: Callable[[Any], list[str]]) -> int:
-    """Run one question as ``python -m benchmarks.<module> [--quick] [--out DIR]``."""
-    parser = argparse.ArgumentParser(prog=f"python -m benchmarks.{suite}")
-    parser.add_argument("--quick", action="store_true", help="the subset the docs quote")
-    parser.add_argument("--out", type=Path, help="default: benchmarks/results[/quick]")
-    args = parser.parse_args()
-    out = args.out or (RESULTS / "quick" if args.quick else RESULTS)
-    command = ["-m", f"benchmarks.{suite}", *sys.argv[1:]]
-    try:
-        measured = measure_into(suite, question, args.quick, out, command)
-    except (WrkError, ServerError) as error:
-        print(f"benchmarks: {error}", file=sys.stderr)
-        return 2
-    print("\n".join(render(measured)))
-    return 0

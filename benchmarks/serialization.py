@@ -9,6 +9,7 @@ matched first). Ratios divide by FastAPI's two paths, the helper model servers w
 and orjson's limit.
 """
 
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +25,8 @@ from litestar.exceptions import NotFoundException
 from pydantic import BaseModel
 
 from benchmarks import summary
-from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load, script
+from benchmarks.cli import main
+from benchmarks.runner import FULL_LOAD, QUICK_LOAD, Cell, ServerConfig, run_load
 from bodies import SDK_TOOLCALL, SDK_TRAINING, TOOLCALL, TRAINING, Body, ResponseModel, body
 from bodies.sdk_corpus import TrainingResponse
 from orjson_dispatch import DispatchRoute, dispatch
@@ -32,28 +34,6 @@ from orjson_dispatch import DispatchRoute, dispatch
 SUITE = "serialization"
 _SYNTHETIC = (TRAINING, "tokens-1024", "tokens-32", TOOLCALL)
 _SCALING = ("tokens-256", "tokens-4096", "tokens-16384", "tokens-262144")
-_APP = "benchmarks.serialization:"
-CONFIGS = tuple(
-    ServerConfig(name, label, _APP + app, f"/{name}/{{body}}")
-    for name, label, app in (
-        ("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)", "app"),
-        ("starlette-json", "Starlette JSONResponse on the dict (json.dumps)", "app"),
-        ("orjson-response", "FastAPI typed, response_class=ORJSONResponse (deprecated)", "app"),
-        ("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)", "app"),
-        ("dump-json", "Response(model.model_dump_json()) (Pydantic's serializer alone)", "app"),
-        ("litestar", "Litestar returning the ready dict (msgspec; framework peer)", "litestar_app"),
-        ("dispatch-model", "@dispatch returning the model (-> Model)", "app"),
-        ("dispatch-dict", "@dispatch returning the ready dict (untyped)", "app"),
-        ("dispatch-route", "APIRouter(route_class=DispatchRoute), -> Model", "app"),
-        ("dispatch-untyped", "@dispatch returning the model (untyped)", "app"),
-        ("dispatch-route-untyped", "DispatchRoute returning the model (untyped)", "app"),
-        ("helper", 'Response(orjson.dumps(model.model_dump(mode="json"))) (the helper)', "app"),
-        ("orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)", "app"),
-        ("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)", "app"),
-    )
-)  # fmt: skip
-BASELINES = ("untyped", "typed", "helper", "orjson-limit")
-_FULL_SETTINGS = LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)
 #: Four bodies at 1, 32 (the profile's duration) and 256 connections (1 s, longer for slow
 #: configurations), the 1.5k-token body, the SDK bodies, the scaling sizes at one connection.
 FULL = (
@@ -64,21 +44,20 @@ FULL = (
 )
 QUICK = (Cell(TRAINING, 32), Cell(TOOLCALL, 32))
 QUICK_CONFIGS = ("typed", "dump-json", "dispatch-model", "dispatch-route", "orjson-limit")
-QUICK_SETTINGS = LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)
 
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Measure the profile: wrk at each cell's connections, configurations interleaved."""
     configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
-    cells, settings = (QUICK, QUICK_SETTINGS) if quick else (FULL, _FULL_SETTINGS)
-    return run_load(SUITE, configs, cells, settings, answer=lambda c, b: (None, body(b).data),
-                    log_dir=logs)  # fmt: skip
+    cells, settings = (QUICK, QUICK_LOAD) if quick else (FULL, FULL_LOAD)
+    return run_load(
+        SUITE, configs, cells, settings, answer=lambda b: (None, body(b).data), log_dir=logs
+    )
 
 
 def render(suite: Any) -> list[str]:
     """Return the summary tables of a result file."""
-    baselines = {c["name"]: BASELINES for c in suite["configs"]}
-    return summary.section("Serialization over HTTP", suite, "rps", baselines, summary.LATENCY)
+    return summary.section("Serialization over HTTP", suite, "rps", BASELINES, summary.LATENCY)
 
 
 # --- the apps ---------------------------------------------------------------------------------
@@ -124,10 +103,6 @@ async def ready_dict(name: str):  # type: ignore[no-untyped-def]
     return _body(name).data
 
 
-async def health() -> Response:
-    return Response(b"ok", media_type="text/plain")
-
-
 async def dump_json(name: str) -> Response:  # Pydantic's serializer without validation
     return _json(_body(name).model.model_dump_json(by_alias=True))
 
@@ -148,35 +123,66 @@ async def helper(name: str) -> Response:  # what model servers write by hand
     return _json(orjson.dumps(_body(name).model.model_dump(mode="json", by_alias=True)))
 
 
+def serve(
+    name: str,
+    label: str,
+    *endpoints: Callable[..., Any],
+    router: APIRouter = app.router,
+    **options: Any,
+) -> ServerConfig:
+    """Route ``/<name>/{name}`` to the last endpoint; a typed pair's first answers ``sdk-*``."""
+    if len(endpoints) == 2:  # matched first: the SDK bodies declare their own class
+        router.get(f"/{name}/sdk-{{name}}", **options)(endpoints[0])
+    router.get(f"/{name}/{{name}}", **options)(endpoints[-1])
+    return ServerConfig(name, label, "benchmarks.serialization:app", f"/{name}/{{body}}")
+
+
 # The @dispatch wrappers first: wrapping a function a route already serves is warned about.
-ROUTES: list[tuple[str, Callable[..., Any]]] = [
-    ("/dispatch-model/sdk-{name}", dispatch(sdk_typed)),
-    ("/dispatch-model/{name}", dispatch(typed)),
-    ("/dispatch-dict/{name}", dispatch(ready_dict)),
-    ("/dispatch-untyped/{name}", dispatch(untyped)),
-    ("/typed/sdk-{name}", sdk_typed),
-    ("/health", health),
-    ("/untyped/{name}", untyped),
-    ("/typed/{name}", typed),
-    ("/dump-json/{name}", dump_json),
-    ("/starlette-json/{name}", starlette_json),
-    ("/orjson-limit/{name}", orjson_limit),
-    ("/bytes-limit/{name}", bytes_limit),
-    ("/helper/{name}", helper),
-]
-for path, endpoint in ROUTES:
-    app.get(path)(endpoint)
-app.get("/orjson-response/sdk-{name}", response_class=ORJSONResponse)(sdk_typed)
-app.get("/orjson-response/{name}", response_class=ORJSONResponse)(typed)
-dispatch_router.get("/dispatch-route/sdk-{name}")(sdk_typed)
-dispatch_router.get("/dispatch-route/{name}")(typed)
-dispatch_router.get("/dispatch-route-untyped/{name}")(untyped)
+TYPED, DISPATCHED = (sdk_typed, typed), (dispatch(sdk_typed), dispatch(typed))
+DISPATCHED_DICT, DISPATCHED_UNTYPED = dispatch(ready_dict), dispatch(untyped)
+CONFIGS = (
+    serve("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)", untyped),
+    serve("starlette-json", "Starlette JSONResponse on the dict (json.dumps)", starlette_json),
+    serve(
+        "orjson-response",
+        "FastAPI typed, response_class=ORJSONResponse (deprecated)",
+        *TYPED,
+        response_class=ORJSONResponse,
+    ),
+    serve("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)", *TYPED),
+    serve(
+        "dump-json", "Response(model.model_dump_json()) (Pydantic's serializer alone)", dump_json
+    ),
+    ServerConfig(
+        "litestar",
+        "Litestar returning the ready dict (msgspec; framework peer)",
+        "benchmarks.serialization:litestar_app",
+        "/litestar/{body}",
+    ),
+    serve("dispatch-model", "@dispatch returning the model (-> Model)", *DISPATCHED),
+    serve("dispatch-dict", "@dispatch returning the ready dict (untyped)", DISPATCHED_DICT),
+    serve(
+        "dispatch-route",
+        "APIRouter(route_class=DispatchRoute), -> Model",
+        *TYPED,
+        router=dispatch_router,
+    ),
+    serve("dispatch-untyped", "@dispatch returning the model (untyped)", DISPATCHED_UNTYPED),
+    serve(
+        "dispatch-route-untyped",
+        "DispatchRoute returning the model (untyped)",
+        untyped,
+        router=dispatch_router,
+    ),
+    serve("helper", 'Response(orjson.dumps(model.model_dump(mode="json"))) (the helper)', helper),
+    serve(
+        "orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)", orjson_limit
+    ),
+    serve("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)", bytes_limit),
+)
 app.include_router(dispatch_router)
-
-
-@litestar_get("/health", media_type="text/plain", sync_to_thread=False)
-def litestar_health() -> str:
-    return "ok"
+#: Every configuration is divided by FastAPI's two paths, the helper and orjson's limit.
+BASELINES = dict.fromkeys((c.name for c in CONFIGS), ("untyped", "typed", "helper", "orjson-limit"))
 
 
 @litestar_get("/litestar/{name:str}")
@@ -189,7 +195,7 @@ async def litestar_body(name: str) -> dict[str, Any]:
 
 with warnings.catch_warnings():  # the "{name:str}" path style: Litestar >= 2.12 reads it
     warnings.simplefilter("ignore", DeprecationWarning)
-    litestar_app = Litestar(route_handlers=[litestar_health, litestar_body], openapi_config=None)
+    litestar_app = Litestar(route_handlers=[litestar_body], openapi_config=None)
 
 if __name__ == "__main__":
-    raise SystemExit(script(SUITE, measure, render))
+    raise SystemExit(main(question=sys.modules[__name__]))

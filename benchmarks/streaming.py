@@ -17,7 +17,9 @@ that time, FastAPI's JSON Lines route against ``DispatchRoute``'s.
 """
 
 import asyncio
+import inspect
 import socket
+import sys
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -26,21 +28,21 @@ from typing import Annotated, Any, NamedTuple, TypeVar
 import h11
 import orjson
 from fastapi import APIRouter, FastAPI, Query
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import StreamingResponse
 from fastapi.sse import EventSourceResponse
 from pydantic import BaseModel
 from sse_starlette import EventSourceResponse as StarletteEventSourceResponse
 
 from benchmarks import summary
+from benchmarks.cli import main
 from benchmarks.runner import (
     Cell,
-    Run,
     Server,
     ServerConfig,
     ServerError,
     drive,
+    fresh_runs,
     get,
-    script,
     stderr,
 )
 from bodies import CYCLE, Chunk, chunk_dicts, chunk_models
@@ -53,32 +55,17 @@ SHAPES = {
     "burst8": "&burst=8",  # 8 ready chunks per pass through the event loop
     "paced": "&burst=1&wait_us=1000&stamp=true",  # one chunk per ~1 ms, stamped
 }
-CONFIGS = tuple(
-    ServerConfig(name, label, "benchmarks.streaming:app", f"/{name}", framing=framing)
-    for name, label, framing in (
-        ("fastapi-jsonl-untyped", "FastAPI JSON Lines, untyped (dicts)", "jsonl"),
-        ("fastapi-jsonl-typed", "FastAPI JSON Lines, -> AsyncIterable[Chunk]", "jsonl"),
-        ("fastapi-sse-untyped", "FastAPI EventSourceResponse, untyped (dicts)", "sse"),
-        ("fastapi-sse-typed", "FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse"),
-        ("sse-starlette", "sse-starlette EventSourceResponse, model_dump_json", "sse"),
-        ("orjson-limit", "StreamingResponse of orjson.dumps(d) lines (hand-written)", "jsonl"),
-        ("orjson-limit-sse", 'b"data: " + orjson.dumps(d) events (hand-written)', "sse"),
-        ("model-dump-json-sse", 'f"data: {chunk.model_dump_json()}" events (vLLM)', "sse"),
-        ("dispatch-jsonl", "@dispatch on the generator, JSON Lines", "jsonl"),
-        ("dispatch-sse", "@dispatch on the generator, EventSourceResponse", "sse"),
-        ("dispatch-route-jsonl", "APIRouter(route_class=DispatchRoute), JSON Lines", "jsonl"),
-        ("dispatch-route-sse", "APIRouter(route_class=DispatchRoute), SSE", "sse"),
-        ("server-sent-events", "the vLLM stream migrated: server_sent_events(bare=True)", "sse"),
-    )
-)  # fmt: skip
-HAND_WRITTEN = {"jsonl": ("orjson-limit",), "sse": ("orjson-limit-sse", "model-dump-json-sse")}
-FULL = ({"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
-        | {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500}, 3)  # fmt: skip
+#: The events per stream of each cell (``<shape>@c<streams>``), and the rounds.
+FULL = (
+    {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
+    | {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500},
+    3,
+)
 QUICK = ({"ready@c1": 3_000, "burst8@c1": 2_000, "burst8@c32": 300, "paced@c32": 100}, 3)
-QUICK_CONFIGS = ("fastapi-jsonl-typed", "fastapi-sse-typed", "sse-starlette", "orjson-limit",
-                 "orjson-limit-sse", "model-dump-json-sse", "dispatch-route-jsonl",
-                 "dispatch-route-sse", "server-sent-events")  # fmt: skip
-STALLED = ("stalled-fastapi", "stalled-route")  # the paths of the stalled-reader streams
+STALLED = {
+    "stalled-fastapi": "FastAPI, -> AsyncIterable[Blob], JSON Lines",
+    "stalled-route": "DispatchRoute, the same route",
+}
 STALL_S, EVENT_BYTES, STALLED_EVENTS = 2.0, 1 << 20, 32
 _SEPARATORS = {"jsonl": b"\n", "sse": b"\n\n"}
 _NEED = (h11.NEED_DATA, h11.PAUSED)
@@ -103,8 +90,9 @@ def parse_events(payloads: Sequence[bytes], framing: str) -> list[Any]:
     """Return the JSON values of the events (SSE: of their ``data:`` line; comments skipped)."""
     if framing == "jsonl":
         return [orjson.loads(line) for line in payloads]
-    blocks = [[line[5:].strip() for line in b.split(b"\n") if line.startswith(b"data:")]
-              for b in payloads]  # fmt: skip
+    blocks = [
+        [line[5:].strip() for line in b.split(b"\n") if line.startswith(b"data:")] for b in payloads
+    ]
     return [orjson.loads(b"\n".join(data)) for data in blocks if data]
 
 
@@ -112,7 +100,6 @@ async def read_stream(
     port: int, path: str, framing: str, *, keep: bool = False, stamped: bool = False
 ) -> StreamRead:
     """Read ``GET path`` from ``127.0.0.1:port`` to its end; ServerError if not 200 or cut."""
-    separator = _SEPARATORS[framing]
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     connection = h11.Connection(h11.CLIENT)
     headers = [("Host", "127.0.0.1"), ("Connection", "close")]
@@ -133,8 +120,8 @@ async def read_stream(
                     raise ServerError(f"GET {path} answered {event.status_code}")
                 buffer += event.data if isinstance(event, h11.Data) else b""
                 done = isinstance(event, h11.EndOfMessage)
-            if separator in buffer:
-                *complete, buffer = buffer.split(separator)
+            if _SEPARATORS[framing] in buffer:
+                *complete, buffer = buffer.split(_SEPARATORS[framing])
                 read.payloads.extend(complete if keep else [])
                 stamps = [c["created"] for c in parse_events(complete, framing)] if stamped else []
                 read.delays.extend(now - stamp / 1e6 for stamp in stamps)
@@ -180,10 +167,10 @@ def run_streaming(
         seconds, ``events_per_s`` and the percentiles of ``gap_ms`` and ``yield_to_read_ms``.
     """
 
-    def measure(server: Server, run: Run) -> tuple[dict[str, Any], str]:
+    def measure(server: Server, cell: Cell) -> tuple[dict[str, Any], str]:
         config = server.config
-        path = f"{config.path}?n={events[run.cell.key]}{SHAPES[run.cell.body]}"
-        reads = asyncio.run(_streams(server.port, path, config.framing, run.cell.concurrency))
+        path = f"{config.path}?n={events[cell.key]}{SHAPES[cell.body]}"
+        reads = asyncio.run(_streams(server.port, path, config.framing, cell.concurrency))
         count, seconds = sum(r.events for r in reads), max(r.seconds for r in reads)
         delay = _percentiles_ms([d for read in reads for d in read.delays])
         sample = {
@@ -199,9 +186,17 @@ def run_streaming(
     def prepare(server: Server) -> None:
         check(server.port, server.config)
 
-    suite = drive(SUITE, configs, cells(events), rounds, prepare=prepare, measure=measure,
-                  log_dir=log_dir, log=log)  # fmt: skip
-    return suite | {"events": events}
+    found = drive(
+        SUITE,
+        configs,
+        cells(events),
+        rounds,
+        prepare=prepare,
+        measure=measure,
+        log_dir=log_dir,
+        log=log,
+    )
+    return found | {"events": events}
 
 
 def stalled_growth_kb(path: str, readers: int, log_dir: Path, stall_s: float = STALL_S) -> int:
@@ -211,8 +206,7 @@ def stalled_growth_kb(path: str, readers: int, log_dir: Path, stall_s: float = S
     buffer 64 KiB, sends its request, reads once (the response head and what fits) and then
     nothing for ``stall_s``; the growth is the VmRSS then minus the VmRSS before.
     """
-    config = ServerConfig(path, path, "benchmarks.streaming:app", f"/{path}")
-    server, clients = Server(config, log_dir), []
+    server, clients = Server(ServerConfig(path, path, _APP, f"/{path}"), log_dir), []
     try:
         server.wait_ready()
         get(server.port, f"/{path}?n=1")
@@ -233,48 +227,37 @@ def stalled_growth_kb(path: str, readers: int, log_dir: Path, stall_s: float = S
             client.close()
 
 
-def run_stalled(rounds: int, log_dir: Path, log: Callable[[str], None] = stderr) -> dict[str, Any]:
-    """Measure :func:`stalled_growth_kb` at 1 and 40 readers, the routes interleaved."""
-    samples = []
-    for number in range(rounds):
-        for readers in (1, 40):
-            for path in STALLED[number % 2 :] + STALLED[: number % 2]:
-                grown = stalled_growth_kb(path, readers, log_dir) / 1024
-                cell = f"{readers} readers"
-                samples.append({"round": number, "cell": cell, "config": path, "mib": grown})
-                log(f"stalled round {number + 1}, {cell}, {path}: +{grown:.1f} MiB")
-    labels = ("FastAPI, -> AsyncIterable[Blob], JSON Lines", "DispatchRoute, the same route")
-    configs = [{"name": name, "label": label} for name, label in zip(STALLED, labels, strict=True)]
-    cells = [{"key": f"{readers} readers"} for readers in (1, 40)]
-    return {"configs": configs, "cells": cells, "samples": samples, "skipped": []}
-
-
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
-    """Measure the profile's stream cells, then the stalled readers."""
-    configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
+    """Measure the profile's stream cells, then the stalled readers, 1 and 40 of them."""
     events, rounds = QUICK if quick else FULL
+    configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
+
+    def stalled(cell: str, path: str) -> tuple[dict[str, Any], str]:
+        grown = stalled_growth_kb(path, int(cell.removesuffix(" readers")), logs) / 1024
+        return {"mib": grown}, f"+{grown:.1f} MiB"
+
+    readers = ["1 readers", "40 readers"]
     streams = run_streaming(configs, events, rounds, log_dir=logs)
-    return streams | {"stalled": run_stalled(rounds, logs)}
+    return streams | {"stalled": fresh_runs("stalled", STALLED, readers, rounds, stalled)}
 
 
 def render(suite: Any) -> list[str]:
     """Return the summary tables of a result file."""
-    framing = {c["name"]: c.get("framing", "jsonl") for c in suite["configs"]}
-    names = set(framing)
-    baselines = {
-        name: tuple(b for b in HAND_WRITTEN[f] if b in names) for name, f in framing.items()
-    }
-    lines = summary.section("Streaming chat-completion chunks", suite, "events_per_s", baselines,
-                            summary.STREAM_TIMES)  # fmt: skip
+    lines = summary.section(
+        "Streaming chat-completion chunks", suite, "events_per_s", BASELINES, summary.STREAM_TIMES
+    )
     if "stalled" not in suite:
         return lines
     title = f"Stalled readers of 1 MiB events: the server's RSS growth over {STALL_S} s"
     stalled = suite["stalled"] | {"run": suite["run"]}
-    return lines + summary.section(title, stalled, "mib", {STALLED[1]: STALLED[:1]}, [])
+    return lines + summary.section(
+        title, stalled, "mib", {"stalled-route": ("stalled-fastapi",)}, []
+    )
 
 
 # --- the app ------------------------------------------------------------------------------------
 
+_APP = "benchmarks.streaming:app"
 app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
 dispatch_router = APIRouter(route_class=DispatchRoute)
 _T = TypeVar("_T")
@@ -310,10 +293,6 @@ def dicts(shape: Shape) -> AsyncIterator[dict[str, Any]]:
     return _produce(shape, chunk_dicts(), lambda chunk, now: {**chunk, "created": now})
 
 
-async def health() -> Response:
-    return Response(b"ok", media_type="text/plain")
-
-
 async def typed(shape: ShapeQuery) -> AsyncIterable[Chunk]:  # each item validated and dumped
     async for chunk in models(shape):
         yield chunk
@@ -330,22 +309,22 @@ async def sse_starlette(shape: ShapeQuery) -> StarletteEventSourceResponse:
     return StarletteEventSourceResponse(events, sep="\n")
 
 
-async def orjson_limit(shape: ShapeQuery) -> StreamingResponse:  # the hand-written streams
+async def lines(shape: ShapeQuery) -> StreamingResponse:  # the hand-written streams
     lines = (orjson.dumps(chunk) + b"\n" async for chunk in dicts(shape))
     return StreamingResponse(lines, media_type="application/jsonl")
 
 
-async def orjson_limit_sse(shape: ShapeQuery) -> StreamingResponse:
+async def events(shape: ShapeQuery) -> StreamingResponse:
     events = (b"data: " + orjson.dumps(chunk) + b"\n\n" async for chunk in dicts(shape))
     return StreamingResponse(events, media_type="text/event-stream")
 
 
-async def model_dump_json_sse(shape: ShapeQuery) -> StreamingResponse:  # vLLM's shape
+async def vllm(shape: ShapeQuery) -> StreamingResponse:  # vLLM's shape
     events = (f"data: {chunk.model_dump_json()}\n\n" async for chunk in models(shape))
     return StreamingResponse(events, media_type="text/event-stream")
 
 
-async def migrated_sse(shape: ShapeQuery) -> StreamingResponse:  # the same, by orjson_dispatch
+async def migrated(shape: ShapeQuery) -> StreamingResponse:  # the same, by orjson_dispatch
     return server_sent_events(models(shape), bare=True)
 
 
@@ -361,29 +340,56 @@ async def blobs(n: int) -> AsyncIterable[Blob]:
         yield blob
 
 
-SSE: dict[str, Any] = {"response_class": EventSourceResponse}
-# The @dispatch wrappers first: wrapping a function a route already serves is warned about.
-ROUTES: list[tuple[str, Any, dict[str, Any]]] = [
-    ("/dispatch-jsonl", dispatch(typed), {}),
-    ("/dispatch-sse", dispatch(typed), SSE),
-    ("/health", health, {}),
-    ("/fastapi-jsonl-typed", typed, {}),  # FastAPI >= 0.134
-    ("/fastapi-jsonl-untyped", untyped, {}),
-    ("/fastapi-sse-typed", typed, SSE),  # FastAPI >= 0.135
-    ("/fastapi-sse-untyped", untyped, SSE),
-    ("/sse-starlette", sse_starlette, {}),
-    ("/orjson-limit", orjson_limit, {}),
-    ("/orjson-limit-sse", orjson_limit_sse, {}),
-    ("/model-dump-json-sse", model_dump_json_sse, {}),
-    ("/server-sent-events", migrated_sse, {}),
-    ("/stalled-fastapi", blobs, {}),
-]
-for path, endpoint, options in ROUTES:
-    app.get(path, **options)(endpoint)
-dispatch_router.get("/dispatch-route-jsonl")(typed)
-dispatch_router.get("/dispatch-route-sse", **SSE)(typed)
+#: Name: label, framing and endpoint. The ``dispatch-route-*`` streams are routes of an
+#: ``APIRouter(route_class=DispatchRoute)``, the others the app's. The @dispatch wrappers are
+#: made before any route: wrapping a function a route already serves is warned about.
+STREAMS = {
+    "fastapi-jsonl-untyped": ("FastAPI JSON Lines, untyped (dicts)", "jsonl", untyped),
+    "fastapi-jsonl-typed": ("FastAPI JSON Lines, -> AsyncIterable[Chunk]", "jsonl", typed),
+    "fastapi-sse-untyped": ("FastAPI EventSourceResponse, untyped (dicts)", "sse", untyped),
+    "fastapi-sse-typed": ("FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse", typed),
+    "sse-starlette": ("sse-starlette EventSourceResponse, model_dump_json", "sse", sse_starlette),
+    "orjson-limit": ("StreamingResponse of orjson.dumps(d) lines (hand-written)", "jsonl", lines),
+    "orjson-limit-sse": ('b"data: " + orjson.dumps(d) events (hand-written)', "sse", events),
+    "model-dump-json-sse": ('f"data: {chunk.model_dump_json()}" events (vLLM)', "sse", vllm),
+    "dispatch-jsonl": ("@dispatch on the generator, JSON Lines", "jsonl", dispatch(typed)),
+    "dispatch-sse": ("@dispatch on the generator, EventSourceResponse", "sse", dispatch(typed)),
+    "dispatch-route-jsonl": ("APIRouter(route_class=DispatchRoute), JSON Lines", "jsonl", typed),
+    "dispatch-route-sse": ("APIRouter(route_class=DispatchRoute), SSE", "sse", typed),
+    "server-sent-events": (
+        "the vLLM stream migrated: server_sent_events(bare=True)",
+        "sse",
+        migrated,
+    ),
+}
+for name, (_, framing, endpoint) in STREAMS.items():
+    router = dispatch_router if name.startswith("dispatch-route") else app.router
+    # FastAPI streams a generator as SSE in an EventSourceResponse; the others return theirs.
+    sse = framing == "sse" and inspect.isasyncgenfunction(endpoint)
+    options: dict[str, Any] = {"response_class": EventSourceResponse} if sse else {}
+    router.get(f"/{name}", **options)(endpoint)
+app.get("/stalled-fastapi")(blobs)
 dispatch_router.get("/stalled-route")(blobs)
 app.include_router(dispatch_router)
+CONFIGS = tuple(
+    ServerConfig(name, label, _APP, f"/{name}", framing=framing)
+    for name, (label, framing, _) in STREAMS.items()
+)
+QUICK_CONFIGS = (
+    "fastapi-jsonl-typed",
+    "fastapi-sse-typed",
+    "sse-starlette",
+    "orjson-limit",
+    "orjson-limit-sse",
+    "model-dump-json-sse",
+    "dispatch-route-jsonl",
+    "dispatch-route-sse",
+    "server-sent-events",
+)
+#: JSON Lines streams are divided by the hand-written orjson lines, SSE ones by the two
+#: hand-written SSE streams (orjson's, and ``model_dump_json``'s as vLLM writes it).
+HAND_WRITTEN = {"jsonl": ("orjson-limit",), "sse": ("orjson-limit-sse", "model-dump-json-sse")}
+BASELINES = {c.name: HAND_WRITTEN[c.framing] for c in CONFIGS}
 
 if __name__ == "__main__":
-    raise SystemExit(script(SUITE, measure, render))
+    raise SystemExit(main(question=sys.modules[__name__]))

@@ -7,12 +7,40 @@ DIR`` prints the summary and draws the plots again from committed files.
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.runner import Spread, paired_ratios
-
 Suite = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The median of some measurements, their minimum, maximum and count."""
+
+    median: float
+    low: float
+    high: float
+    count: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "Spread":
+        """Summarize ``values``; ValueError when there are none."""
+        if not values:
+            raise ValueError("no measurements to summarize")
+        return cls(statistics.median(values), min(values), max(values), len(values))
+
+
+def paired_ratios(
+    numerator: Mapping[int, float], denominator: Mapping[int, float]
+) -> Spread | None:
+    """Return the spread of ``numerator[r] / denominator[r]`` over the rounds both measured.
+
+    Both map a round to a measurement; None when no round has both (and a nonzero denominator).
+    """
+    rounds = sorted(numerator.keys() & denominator.keys())
+    ratios = [numerator[r] / denominator[r] for r in rounds if denominator[r] > 0]
+    return Spread.of(ratios) if ratios else None
 
 
 def number(value: float | None, factor: float = 1.0) -> str:
@@ -32,6 +60,12 @@ def spread(value: Spread | None, suffix: str = "") -> str:
     if value is None:
         return "-"
     return f"{number(value.median)}{suffix} ({number(value.low)}-{number(value.high)})"
+
+
+def heading(title: str, suite: Suite) -> list[str]:
+    """Return a section's heading and the line naming its run: date, commit and command."""
+    run = suite["run"]
+    return [f"## {title}", "", f"{run['date']}, git {run['git']}: `{run['command']}`", ""]
 
 
 def table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -81,11 +115,11 @@ def section(
     Columns without any measurement (e.g. times from ``yield`` to read in unstamped streams)
     are left out.
     """  # noqa: D205
-    run, rounds = suite["run"], by_round(suite, metric)
+    rounds = by_round(suite, metric)
     labels = {config["name"]: config["label"] for config in suite["configs"]}
     columns = [name for name in labels if any(name in b for b in baselines.values())]
     header = ["configuration", _UNITS[metric], *[f"x {b}" for b in columns], *[t[0] for t in times]]
-    lines = [f"## {title}", "", f"{run['date']}, git {run['git']}: `{run['command']}`", ""]
+    lines = heading(title, suite)
     for cell in (c["key"] for c in suite["cells"]):
         rows = []
         for config in (name for name in labels if (cell, name) in rounds):
@@ -125,19 +159,15 @@ def _panels(suite: Suite, metric: str, concurrency: int | None) -> list[Panel]:
     A stamped cell (its samples timed each event from ``yield`` to read) shows that latency,
     p50 over the rounds with their p99, as its table does; the others show ``metric``.
     """
+    p50, p99 = (by_round(suite, "yield_to_read_ms", q) for q in ("p50", "p99"))
     panels = []
     for cell in (c["key"] for c in suite["cells"] if concurrency in (None, c["concurrency"])):
-        p50, p99 = (
-            by_round(suite, "yield_to_read_ms", "p50"),
-            by_round(suite, "yield_to_read_ms", "p99"),
-        )
         stamped = any(key[0] == cell for key in p50)
         rounds = p50 if stamped else by_round(suite, metric)
-        values = {
-            config: (Spread.of(list(rounds[cell, config].values())),
-                     statistics.median(p99[cell, config].values()) if stamped else None)
-            for config in (c["name"] for c in suite["configs"]) if (cell, config) in rounds
-        }  # fmt: skip
+        values = {}
+        for config in (c["name"] for c in suite["configs"] if (cell, c["name"]) in rounds):
+            tail = statistics.median(p99[cell, config].values()) if stamped else None
+            values[config] = (Spread.of(list(rounds[cell, config].values())), tail)
         panels += [(cell, stamped, values)] if values else []
     return panels
 
@@ -159,10 +189,8 @@ def plot(suite: Suite, metric: str, label: str, path: Path, concurrency: int | N
 
     panels = _panels(suite, metric, concurrency)
     heights = [len(values) * 0.42 + 1.3 for _, _, values in panels]
-    figure, axes = plt.subplots(
-        len(panels), 1, figsize=(8, sum(heights) + 0.6), squeeze=False,
-        gridspec_kw={"height_ratios": heights},
-    )  # fmt: skip
+    size = (8, sum(heights) + 0.6)
+    figure, axes = plt.subplots(len(panels), squeeze=False, figsize=size, height_ratios=heights)
     for axis, (cell, stamped, values) in zip(axes[:, 0], panels, strict=True):
         names, spreads = list(values), [spread for spread, _ in values.values()]
         errors = [[v.median - v.low for v in spreads], [v.high - v.median for v in spreads]]
@@ -189,11 +217,11 @@ def plot(suite: Suite, metric: str, label: str, path: Path, concurrency: int | N
         axis.tick_params(labelsize=11)
         for y, (value, tail) in enumerate(zip(spreads, p99, strict=True)):
             text = number(value.median) + (f" / {number(tail)}" if tail else "")
-            axis.annotate(text, (max(value.high, tail or 0), y), xytext=(6, 0), fontsize=10,
-                          textcoords="offset points", va="center")  # fmt: skip
-    legend = [Patch(color="tab:orange", label="this project (orjson-dispatch, uvicorn-keepalive)"),
-              Patch(color="tab:blue", label="FastAPI, Starlette, peers and limits")]  # fmt: skip
-    figure.legend(handles=legend, loc="upper center", ncol=2, fontsize=10, frameon=False)
-    figure.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (sum(heights) + 0.6)))
+            at = (max(value.high, tail or 0), y)
+            axis.annotate(text, at, (6, 0), textcoords="offset points", va="center", fontsize=10)
+    ours = Patch(color="tab:orange", label="this project (orjson-dispatch, uvicorn-keepalive)")
+    theirs = Patch(color="tab:blue", label="FastAPI, Starlette, peers and limits")
+    figure.legend(handles=[ours, theirs], loc="upper center", ncol=2, fontsize=10, frameon=False)
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.5 / size[1]))
     figure.savefig(path, dpi=100)
     plt.close(figure)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.cli import SUITES, load_results, main, parse_args
-from benchmarks.runner import RESULTS
+from benchmarks.cli import RESULTS, SUITES, load_results, main
 from tests.paths import ROOT
 
 
@@ -27,7 +26,7 @@ def test_a_missing_dependency_names_the_setup_instead_of_a_traceback() -> None:
 
 def test_unknown_suites_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        parse_args(["--only", "serialization,nothing"])
+        main(["--only", "serialization,nothing"])
     assert "unknown suites ['nothing']" in capsys.readouterr().err
 
 

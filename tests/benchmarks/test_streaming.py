@@ -92,14 +92,14 @@ def test_a_tiny_suite_measures_every_cell(tmp_path: Path) -> None:
     assert memory["peak"] >= memory["start"] > 0
 
 
-@pytest.mark.parametrize("path", STALLED)
+@pytest.mark.parametrize("path", list(STALLED))
 def test_the_stalled_reader_streams_send_1_mib_events(server: Server, path: str) -> None:
     read = asyncio.run(read_stream(server.port, f"/{path}?n=2", "jsonl", keep=True))
     assert [len(e["text"]) for e in parse_events(read.payloads, "jsonl")] == [EVENT_BYTES] * 2
 
 
 def test_a_stalled_reader_growth_is_read_from_a_fresh_server(tmp_path: Path) -> None:
-    assert isinstance(stalled_growth_kb(STALLED[0], 1, tmp_path, stall_s=0.1), int)
+    assert isinstance(stalled_growth_kb(next(iter(STALLED)), 1, tmp_path, stall_s=0.1), int)
 
 
 def response_bytes(port: int, path: str) -> tuple[bytes, bytes]:

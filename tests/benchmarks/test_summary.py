@@ -5,9 +5,7 @@ from typing import Any
 
 from benchmarks import summary
 from benchmarks.cli import draw, render
-from benchmarks.runner import Spread
-
-CONFIGS = [{"name": n, "label": n.upper()} for n in ("typed", "dispatch-model", "orjson-limit")]
+from benchmarks.summary import Spread
 
 
 def _suite(metric: str, values: dict[str, list[float]], cell: str = "toolcall@c32") -> Any:
@@ -18,7 +16,8 @@ def _suite(metric: str, values: dict[str, list[float]], cell: str = "toolcall@c3
     ]
     run = {"date": "2026-12-01 07:37 UTC", "git": "abc", "command": "python -m benchmarks"}
     cells = [{"key": cell, "concurrency": int(cell.split("@c")[1])}]
-    return {"configs": CONFIGS, "cells": cells, "samples": samples, "skipped": [], "run": run}
+    configs = [{"name": name, "label": name.upper()} for name in values]
+    return {"configs": configs, "cells": cells, "samples": samples, "skipped": [], "run": run}
 
 
 SERIALIZATION = _suite(
@@ -41,14 +40,14 @@ def test_load_tables_give_medians_and_paired_ratios_to_peers_and_limit() -> None
 
 def test_streaming_tables_show_events_per_second_and_yield_to_read_when_stamped() -> None:
     suite = _suite(
-        "events_per_s", {"typed": [10, 10, 10], "orjson-limit": [20, 20, 20]}, "paced@c32"
+        "events_per_s", {"fastapi-jsonl-typed": [10] * 3, "orjson-limit": [20] * 3}, "paced@c32"
     )
     for sample in suite["samples"]:
         sample |= {"gap_ms": {"p50": 1.0, "p99": 2.0}, "yield_to_read_ms": {"p50": 0.5, "p99": 3.0}}
     text = render({"streaming": suite})
     assert (
-        "| TYPED (`typed`) | 10.0 (10.0-10.0) | 0.50x (0.50-0.50) | 1.00 / 2.00 | 0.50 / 3.00 |"
-        in text
+        "| FASTAPI-JSONL-TYPED (`fastapi-jsonl-typed`) | 10.0 (10.0-10.0) | 0.50x (0.50-0.50) "
+        "| 1.00 / 2.00 | 0.50 / 3.00 |" in text
     )
     for sample in suite["samples"]:
         sample["yield_to_read_ms"] = None

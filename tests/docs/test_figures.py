@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import inprocess, keepalive, requests, serialization, streaming, summary
-from benchmarks.cli import SUITES, load_results, render
-from benchmarks.runner import RESULTS, paired_ratios
+from benchmarks.cli import RESULTS, SUITES, load_results, render
+from benchmarks.summary import paired_ratios
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_RESULTS = RESULTS / "quick"
