@@ -1,4 +1,4 @@
-"""The options, one row each; the settings, validated; the environment, read once per process."""
+"""The options, a row each (KeepaliveSettings' fields), checked; the environment, read once."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import functools
 import logging
 import os
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import Any, TypedDict
 
 # A child of "uvicorn.error": uvicorn's handlers, format and --log-level apply to it.
 logger = logging.getLogger("uvicorn.error.keepalive")
@@ -17,50 +17,37 @@ STARTUP_FAILURE = 3
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    # A setting: its KeepaliveSettings field (a bool is a switch, True setting 1; an int is 1 to
-    # `high` `unit`), its variable prefix + NAME, set by the first of `constants` socket has.
+    # A setting: a bool default is a switch (True sets 1), else an int 1 to `high` `unit` or
+    # None (unset). Its variable is the prefix + its name in capitals; `said` is its part of the
+    # settings line, "{}" its value. Set by the first of `constants` that socket has, else by
+    # its member `ioctl` (in ms) of Windows' SIO_KEEPALIVE_VALS, where Python lacks them:
+    # https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
     name: str
-    constants: str
+    default: int | bool | None
     high: int
     unit: str
-    said: str  # its part of the settings line, "{}" its value
-    ioctl: str = ""  # its member of Windows' SIO_KEEPALIVE_VALS, which sets it in ms where
-    # Python lacks the constant: https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
+    said: str
+    constants: str
+    ioctl: str = ""
 
     @property
     def switch(self) -> bool:
-        return isinstance(_DEFAULTS[self.name], bool)
+        return isinstance(self.default, bool)
 
-    def check(self, value: object, given: str = "") -> None:
-        # TypeError, or ValueError naming ``given`` (else name=value), unless ``value`` fits.
-        if value is None and _DEFAULTS[self.name] is None:  # unset
+    def check(self, value: object, given: str) -> None:
+        # TypeError, or ValueError naming ``given`` (name=value), unless ``value`` fits.
+        if value is None and self.default is None:  # unset
             return
         if self.switch != isinstance(value, bool) or not isinstance(value, int):
             expected = "a bool" if self.switch else f"an int ({self.unit})"
             raise TypeError(f"{self.name} must be {expected}, got {value!r}")
         if not self.switch and not 1 <= value <= self.high:
-            given = given or f"{self.name}={value}"
             raise ValueError(f"{given} is out of range: 1 to {self.high} {self.unit}")
 
 
-# The upper bounds are Linux's (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in
-# include/net/tcp.h), everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C int.
-# macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
-OPTIONS = (
-    Option("idle", "TCP_KEEPIDLE TCP_KEEPALIVE", 32767, "seconds", "idle {} s", "keepalivetime"),
-    Option("interval", "TCP_KEEPINTVL", 32767, "seconds", "interval {} s", "keepaliveinterval"),
-    Option("count", "TCP_KEEPCNT", 127, "probes", "{} probes"),
-    Option("user_timeout", "TCP_USER_TIMEOUT", 2**31 - 1, "milliseconds", "user timeout {} ms"),
-    Option("nodelay", "TCP_NODELAY", 1, "", "TCP_NODELAY {}"),
-)
-
-
-class Fields(TypedDict, total=False):  # KeepaliveSettings' fields, for typed keywords
-    idle: int
-    interval: int
-    count: int
-    user_timeout: int | None
-    nodelay: bool
+def option(*row: Any) -> Any:
+    # A row of the table: Option's fields after its name, the first the field's default.
+    return dataclasses.field(default=row[0], metadata={"row": row})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,15 +64,26 @@ class KeepaliveSettings:
     per process; given either, they never read the environment.
     """
 
-    idle: int = 60
-    interval: int = 10
-    count: int = 3
-    user_timeout: int | None = None
-    nodelay: bool = True
+    # The options: option(default, high, unit, said, socket constants, Windows ioctl member).
+    # The highs are Linux's (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in
+    # include/net/tcp.h), everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a
+    # C int. macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
+    idle: int = option(
+        60, 32767, "seconds", "idle {} s", "TCP_KEEPIDLE TCP_KEEPALIVE", "keepalivetime"
+    )
+    interval: int = option(
+        10, 32767, "seconds", "interval {} s", "TCP_KEEPINTVL", "keepaliveinterval"
+    )
+    count: int = option(3, 127, "probes", "{} probes", "TCP_KEEPCNT")
+    user_timeout: int | None = option(
+        None, 2**31 - 1, "milliseconds", "user timeout {} ms", "TCP_USER_TIMEOUT"
+    )
+    nodelay: bool = option(True, 1, "", "TCP_NODELAY {}", "TCP_NODELAY")
 
     def __post_init__(self) -> None:
         for option in OPTIONS:
-            option.check(getattr(self, option.name))
+            value = getattr(self, option.name)
+            option.check(value, f"{option.name}={value}")
 
     @property
     def detection_time(self) -> int:
@@ -115,28 +113,35 @@ class KeepaliveSettings:
         """
         environ = os.environ if environ is None else environ
         variables = {prefix + option.name.upper(): option for option in OPTIONS}
-        for unknown in sorted(name for name in environ if name.startswith(prefix)):
-            if unknown not in variables:
-                known = ", ".join(variables)
-                logger.warning(
-                    "%s is not a setting and is ignored; the settings are %s", unknown, known
-                )
+        known = ", ".join(variables)
+        for name in sorted(n for n in environ if n.startswith(prefix) and n not in variables):
+            logger.warning("%s is not a setting and is ignored; the settings are %s", name, known)
         values: dict[str, int | bool] = {}
         for variable, option in variables.items():
-            raw, given = environ.get(variable, "").strip(), f"{variable}={environ.get(variable)!r}"
-            if option.switch and raw not in ("", "0", "1"):
+            if not (raw := environ.get(variable, "").strip()):  # unset
+                continue
+            given = f"{variable}={environ[variable]!r}"
+            if option.switch and raw not in ("0", "1"):
                 raise ValueError(f"{given} must be 1 or 0")
-            if raw and not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
+            if not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
                 raise ValueError(f"{given} is not a decimal integer (ASCII digits 0-9)")
-            if raw:
-                values[option.name] = raw == "1" if option.switch else int(raw)
-                option.check(values[option.name], given)
+            values[option.name] = raw == "1" if option.switch else int(raw)
+            option.check(values[option.name], given)
         return cls(**values)  # type: ignore[arg-type]
 
 
-_DEFAULTS = {field.name: field.default for field in dataclasses.fields(KeepaliveSettings)}
+#: The table's rows, in the order of KeepaliveSettings' fields.
+OPTIONS = tuple(Option(f.name, *f.metadata["row"]) for f in dataclasses.fields(KeepaliveSettings))
 #: `KeepaliveSettings.from_environment` of ``os.environ``, read once per process.
 environment = functools.cache(KeepaliveSettings.from_environment)
+
+
+class Fields(TypedDict, total=False):  # the table's names and types, for typed keywords
+    idle: int
+    interval: int
+    count: int
+    user_timeout: int | None
+    nodelay: bool
 
 
 def resolve(settings: KeepaliveSettings | None, fields: Fields) -> KeepaliveSettings:

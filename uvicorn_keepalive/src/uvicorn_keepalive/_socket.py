@@ -1,4 +1,4 @@
-"""The socket options of the settings on this platform, applied to servers' and clients' sockets."""
+"""The socket calls of the settings on this platform, made on servers' and clients' sockets."""
 
 from __future__ import annotations
 
@@ -17,16 +17,9 @@ if TYPE_CHECKING:
 SocketLike = socket.socket | TransportSocket  # uvloop's PseudoSocket is untyped
 
 
-class Call(NamedTuple):  # socket.setsockopt(level, option, value), applied as ``name``
-    name: str
-    level: int
-    option: int
-    value: int
-
-
 class Plan(NamedTuple):
-    calls: tuple[Call, ...]  # SO_KEEPALIVE first
-    ioctl: dict[str, int]  # SIO_KEEPALIVE_VALS' members in ms, where it sets options; else {}
+    calls: dict[str, tuple[int, int, int]]  # setsockopt's arguments by name, SO_KEEPALIVE first
+    ioctl: dict[str, int]  # SIO_KEEPALIVE_VALS.<member>: ms, where the ioctl sets options; else {}
 
 
 def is_tcp(address: object) -> bool:
@@ -38,24 +31,27 @@ def is_tcp(address: object) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def plan(settings: KeepaliveSettings) -> Plan:
-    # The calls applying ``settings``, worked out (and warned about) once per process.
+    # The calls making ``settings``, worked out (and warned about) once per process.
     if settings.user_timeout is not None and settings.user_timeout < settings.detection_time * 1000:
         # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one probe is
         # unanswered past it (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
         logger.warning(
-            "user_timeout=%d ms is shorter than idle + interval x count = %d ms: "
-            "a single unanswered keepalive probe will close an idle connection",
-            *(settings.user_timeout, settings.detection_time * 1000),
+            "user_timeout=%d ms is shorter than idle + interval x count = %d ms: a single "
+            "unanswered keepalive probe will close an idle connection",
+            settings.user_timeout,
+            settings.detection_time * 1000,
         )
-    calls = [Call("SO_KEEPALIVE", socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
-    missing, by_ioctl = [], False
+    calls = {"SO_KEEPALIVE": (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)}
+    ioctl, missing, by_ioctl = {}, [], False
     for option in OPTIONS:
         value, names = getattr(settings, option.name), option.constants.split()
+        if option.ioctl:  # the ioctl sets all its members, those with a constant too
+            ioctl[f"SIO_KEEPALIVE_VALS.{option.ioctl}"] = value * 1000
         if value is None or value is False:  # unset, or a switch off
             continue
         name = next((name for name in names if hasattr(socket, name)), None)
         if name is not None:
-            calls.append(Call(name, socket.IPPROTO_TCP, getattr(socket, name), int(value)))
+            calls[name] = (socket.IPPROTO_TCP, getattr(socket, name), int(value))
         elif option.ioctl and hasattr(socket, "SIO_KEEPALIVE_VALS"):
             by_ioctl = True
         else:
@@ -63,11 +59,10 @@ def plan(settings: KeepaliveSettings) -> Plan:
     if missing:  # one line, once per process and settings
         logger.warning(
             "TCP keepalive: %s not available on this platform (%s): left at the system default",
-            *(", ".join(missing), sys.platform),
+            ", ".join(missing),
+            sys.platform,
         )
-    # The ioctl sets all its members, those with a constant of their own too.
-    ioctl = {o.ioctl: getattr(settings, o.name) * 1000 for o in OPTIONS if o.ioctl}
-    return Plan(tuple(calls), ioctl if by_ioctl else {})
+    return Plan(calls, ioctl if by_ioctl else {})
 
 
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
@@ -75,22 +70,19 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
     applied: dict[str, int] = {}
     if (fileno := sock.fileno()) < 0:  # closed
         return applied
-    for call in plan.calls:
+    for name, (level, option, value) in plan.calls.items():
         try:
-            sock.setsockopt(call.level, call.option, call.value)
-            applied[call.name] = call.value
+            sock.setsockopt(level, option, value)
+            applied[name] = value
         except OSError as exc:
-            logger.debug("TCP keepalive: %s refused on fd %d: %s", call.name, fileno, exc)
-            if call.name == "SO_KEEPALIVE":
+            logger.debug("TCP keepalive: %s refused on fd %d: %s", name, fileno, exc)
+            if name == "SO_KEEPALIVE":
                 return applied
-    if plan.ioctl:
-        target = sock
-        if not isinstance(target, socket.socket):  # only one has ioctl(): borrow the descriptor
-            target = socket.socket(sock.family, socket.SOCK_STREAM, 0, fileno)
+    if plan.ioctl:  # only a socket.socket has ioctl(): a transport's descriptor is borrowed
+        target = sock if isinstance(sock, socket.socket) else socket.socket(fileno=fileno)
         try:
-            values = (1, *plan.ioctl.values())  # on, then the members in order
-            target.ioctl(socket.SIO_KEEPALIVE_VALS, values)  # type: ignore[attr-defined,unused-ignore]
-            applied.update({f"SIO_KEEPALIVE_VALS.{k}": v for k, v in plan.ioctl.items()})
+            target.ioctl(socket.SIO_KEEPALIVE_VALS, (1, *plan.ioctl.values()))  # type: ignore[attr-defined,unused-ignore]
+            applied.update(plan.ioctl)
         except OSError as exc:
             logger.debug("TCP keepalive: SIO_KEEPALIVE_VALS refused on fd %d: %s", fileno, exc)
         finally:
@@ -122,7 +114,7 @@ def socket_options(
     settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
 ) -> list[tuple[int, int, int]]:
     """`set_keepalive`'s options for ``httpx.HTTPTransport(socket_options=...)``, not an ioctl."""
-    return [(call.level, call.option, call.value) for call in plan(resolve(settings, fields)).calls]
+    return list(plan(resolve(settings, fields)).calls.values())
 
 
 def socket_factory(
