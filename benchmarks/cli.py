@@ -31,7 +31,7 @@ from benchmarks.runner import ROOT, ServerError, WrkError
 SUITES = ("serialization", "requests", "inprocess", "streaming", "keepalive", "route")
 RESULTS = ROOT / "benchmarks" / "results"
 #: The distributions whose versions decide the figures, recorded with each suite.
-PACKAGES: tuple[str, ...] = (
+PACKAGES = [
     "fastapi",
     "pydantic",
     "orjson",
@@ -39,8 +39,11 @@ PACKAGES: tuple[str, ...] = (
     "uvloop",
     "httptools",
     "litestar",
-)
-PACKAGES += ("msgspec", "sse-starlette", "orjson-dispatch", "uvicorn-keepalive")
+    "msgspec",
+    "sse-starlette",
+    "orjson-dispatch",
+    "uvicorn-keepalive",
+]
 #: The suites plotted: the metric, its axis label, the concurrency of the cells drawn (None: all).
 PLOTS = {
     "serialization": ("rps", "requests/s at 32 connections", 32),

@@ -1,16 +1,10 @@
 """Returned bodies in process: every way of turning a model into JSON, paired with the limit.
 
-``python -m benchmarks.inprocess [--quick]``. Each body (:data:`BODIES`: the SDK types model
-servers return) is a model validated and one built by the SDK's ``construct``; a stream's
-chunks are encoded each on its own. The limit is ``orjson.dumps`` of the ready dict
-(``model.model_dump(mode="json", by_alias=True)``, made once: FastAPI writes aliases, and
-the SDK's ``async_`` fields say ``async``). In each round the approaches run in an order
-shuffled for that round, each timed right after the limit (a batch of calls calibrated to
-last the profile's time), so that its time over the limit's cancels the machine's drift;
-tables give the median over the rounds of that ratio, and of the helper's ratio over the
-approach's (its speed against ``orjson.dumps(model.model_dump(mode="json", by_alias=True))``,
-each measured against its own limit). Every
-approach's JSON is checked against the limit's before it is timed.
+``python -m benchmarks.inprocess [--quick]``. Each body of :data:`BODIES`, validated and
+constructed, is encoded by every approach, checked against the limit's JSON (``orjson.dumps``
+of the ready ``model_dump(mode="json", by_alias=True)``), then timed right after the limit in
+an order shuffled each round; tables give the medians of its time over the limit's and of its
+speed over the helper's. The method: docs/benchmarks.md.
 """
 
 import functools

@@ -1,11 +1,9 @@
 """Request bodies over HTTP: every way of reading the same JSON body, one uvicorn process each.
 
-``python -m benchmarks.requests [--quick]``. POSTs at 32 connections of ``multi-turn`` (16
-items, 52k token ids, ~1.7 MB) and ``chat`` (~2 KB), read as a dict or a typed
-``TurnsRequest`` by FastAPI, by ``DispatchRoute``, and by the limit of each kind (orjson and the
-same validation in the endpoint). Every endpoint answers the same counts in a ``Response`` of
-its own, so that only the reading of the body differs. Ratios divide by FastAPI's own parse and
-by orjson's limit of the same kind, typed ones also by ``model_validate_json``.
+``python -m benchmarks.requests [--quick]``. POSTs of ``multi-turn`` (~1.7 MB) and ``chat``
+(~2 KB), read as a dict or a ``TurnsRequest`` by FastAPI, ``DispatchRoute`` and the limit of
+each kind; every endpoint answers the same counts in a ``Response`` of its own, so that only
+the reading of the body differs. The method: docs/benchmarks.md.
 """
 
 import sys

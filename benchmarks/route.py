@@ -1,13 +1,9 @@
 """A server library's routes: a generic ``-> Response`` route, and the first answer of a process.
 
-``python -m benchmarks.route [--quick]``. Over HTTP: a route annotated ``-> Response`` that
-returns :data:`bodies.ITEMS` (1,000 dicts of 8 keys), as a server library's generic route
-does, under FastAPI's ``APIRoute`` and under ``DispatchRoute`` (wrk at 32 connections, ratios
-to FastAPI's). The first answer: a fresh process per measurement answers one typed model
-(``tokens-32``), timed from the request to the end of its answer, in process (the ASGI app
-called directly, after the app is built) and over HTTP (a fresh uvicorn, after its answer to
-the ``GET /`` that finds it ready); it also says whether numpy was imported by then. FastAPI and
-``DispatchRoute`` alternate, in the order rotated each round.
+``python -m benchmarks.route [--quick]``. wrk on a ``-> Response`` route returning
+:func:`bodies.items` under ``APIRoute`` and ``DispatchRoute``; then the first answer of a
+typed route in a fresh process per run, in process (the ASGI app called) and over HTTP (a fresh
+uvicorn), and whether numpy was imported by then. The method: docs/benchmarks.md.
 """
 
 import asyncio

@@ -238,7 +238,6 @@ def drive(
     prepare: Callable[[Server], None],
     measure: Measure,
     log_dir: Path,
-    log: Callable[[str], None] = stderr,
 ) -> dict[str, Any]:
     """Start every configuration's server, ``prepare`` each, then ``measure`` the runs.
 
@@ -274,7 +273,9 @@ def drive(
             keys = {"round": number, "cell": cell.key, "config": config}
             result["samples"].append(keys | sample | drain)
             where = f"round {number + 1} {cell.key} {config}"
-            log(f"{suite} [{index}/{len(runs)} {time.monotonic() - started:.0f}s] {where}: {text}")
+            stderr(
+                f"{suite} [{index}/{len(runs)} {time.monotonic() - started:.0f}s] {where}: {text}"
+            )
         for name in single:
             result["memory_kb"][name]["peak"] = servers[name].status_kb("VmHWM")
     return result

@@ -1,12 +1,9 @@
 """Returned bodies over HTTP: every way of answering the same data, one uvicorn process each.
 
 ``python -m benchmarks.serialization [--quick]``. One FastAPI app answers
-``GET /<configuration>/<body>`` every way a user could (every configuration answers the same
-JSON document, checked before measuring); Litestar, the framework peer, answers the ready
-dict (msgspec encodes it). Typed configurations declare the body's own class: ``ResponseModel``, or
-``TrainingResponse`` for ``sdk-training`` and ``sdk-toolcall`` (routes ``.../sdk-<name>``,
-matched first). Ratios divide by FastAPI's two paths, the helper model servers write by hand
-and orjson's limit.
+``GET /<configuration>/<body>`` every way a user could, and a Litestar app the ready dict
+(msgspec encodes it); every configuration answers the same JSON, checked before measuring.
+The method: docs/benchmarks.md.
 """
 
 import sys

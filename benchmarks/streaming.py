@@ -1,19 +1,10 @@
 """Streams: chat-completion chunks streamed by uvicorn, read by a client of our own.
 
-``python -m benchmarks.streaming [--quick]``. One FastAPI app streams the chunks of
-:func:`bodies.chunk_models` every way a user could: ``GET /<configuration>?n=N`` as JSON Lines
-or Server-Sent Events. ``burst=B`` passes through the event loop after every ``B`` chunks
-(sleeping ``wait_us`` microseconds there), as a generator awaiting its engine does; without it
-every chunk is ready at once; ``stamp=true`` writes the time of the ``yield``
-(CLOCK_MONOTONIC, microseconds) into each chunk's ``created``. wrk counts requests, not events:
-a client on asyncio and h11 reads whole streams from one uvicorn worker. A cell is a shape
-(:data:`SHAPES`) at some concurrent streams. Per run: events per second, time between two reads
-that bring events, and for stamped shapes the time from ``yield`` to read. Ratios divide by the
-hand-written streams (orjson lines; SSE of orjson, and of ``model_dump_json`` as vLLM writes it).
-
-Stalled readers: a fresh server per run streams 32 events of 1 MiB to each of 1 or 40 clients
-that read the response head and then nothing for :data:`STALL_S`; the server's memory growth over
-that time, FastAPI's JSON Lines route against ``DispatchRoute``'s.
+``python -m benchmarks.streaming [--quick]``. One FastAPI app streams the chunks every way a
+user could (``GET /<configuration>?n=N``, :class:`Shape`'s parameters), as JSON Lines or SSE; a
+client on asyncio and h11 reads 1 or 32 whole streams from one uvicorn worker (wrk counts
+requests, not events). Then the stalled readers: a fresh server per run, clients that read
+nothing for :data:`STALL_S`, its memory growth. The method: docs/benchmarks.md.
 """
 
 import asyncio
@@ -43,7 +34,6 @@ from benchmarks.runner import (
     drive,
     fresh_runs,
     get,
-    stderr,
 )
 from bodies import CYCLE, Chunk, chunk_dicts, chunk_models
 from orjson_dispatch import DispatchRoute, dispatch, server_sent_events
@@ -153,12 +143,7 @@ def _percentiles_ms(values: Sequence[float]) -> dict[str, float] | None:
 
 
 def run_streaming(
-    configs: Sequence[ServerConfig],
-    events: dict[str, int],
-    rounds: int,
-    *,
-    log_dir: Path,
-    log: Callable[[str], None] = stderr,
+    configs: Sequence[ServerConfig], events: dict[str, int], rounds: int, log_dir: Path
 ) -> dict[str, Any]:
     """Stream ``events[cell]`` events per stream from every configuration, interleaved.
 
@@ -187,14 +172,7 @@ def run_streaming(
         check(server.port, server.config)
 
     found = drive(
-        SUITE,
-        configs,
-        cells(events),
-        rounds,
-        prepare=prepare,
-        measure=measure,
-        log_dir=log_dir,
-        log=log,
+        SUITE, configs, cells(events), rounds, prepare=prepare, measure=measure, log_dir=log_dir
     )
     return found | {"events": events}
 
@@ -237,7 +215,7 @@ def measure(quick: bool, logs: Path) -> dict[str, Any]:
         return {"mib": grown}, f"+{grown:.1f} MiB"
 
     readers = ["1 readers", "40 readers"]
-    streams = run_streaming(configs, events, rounds, log_dir=logs)
+    streams = run_streaming(configs, events, rounds, logs)
     return streams | {"stalled": fresh_runs("stalled", STALLED, readers, rounds, stalled)}
 
 
@@ -264,7 +242,13 @@ _T = TypeVar("_T")
 
 
 class Shape(BaseModel):
-    """How the generator produces its chunks (the query parameters)."""
+    """How the generator produces its ``n`` chunks (the query parameters).
+
+    ``burst`` passes through the event loop after every ``burst`` chunks (sleeping ``wait_us``
+    microseconds there), as a generator awaiting its engine does; without it every chunk is
+    ready at once. ``stamp`` writes the time of the ``yield`` (CLOCK_MONOTONIC, microseconds)
+    into each chunk's ``created``.
+    """
 
     n: int
     burst: int = 0
@@ -375,17 +359,9 @@ CONFIGS = tuple(
     ServerConfig(name, label, _APP, f"/{name}", framing=framing)
     for name, (label, framing, _) in STREAMS.items()
 )
-QUICK_CONFIGS = (
-    "fastapi-jsonl-typed",
-    "fastapi-sse-typed",
-    "sse-starlette",
-    "orjson-limit",
-    "orjson-limit-sse",
-    "model-dump-json-sse",
-    "dispatch-route-jsonl",
-    "dispatch-route-sse",
-    "server-sent-events",
-)
+#: The quick profile leaves out FastAPI's untyped streams and @dispatch's.
+_LEFT_OUT = ("fastapi-jsonl-untyped", "fastapi-sse-untyped", "dispatch-jsonl", "dispatch-sse")
+QUICK_CONFIGS = [name for name in STREAMS if name not in _LEFT_OUT]
 #: JSON Lines streams are divided by the hand-written orjson lines, SSE ones by the two
 #: hand-written SSE streams (orjson's, and ``model_dump_json``'s as vLLM writes it).
 HAND_WRITTEN = {"jsonl": ("orjson-limit",), "sse": ("orjson-limit-sse", "model-dump-json-sse")}

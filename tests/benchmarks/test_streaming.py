@@ -82,7 +82,7 @@ def test_a_tiny_suite_measures_every_cell(tmp_path: Path) -> None:
     configs = [c for c in STREAMING_CONFIGS if c.name == "dispatch-route-sse"]
     events = {"ready@c1": 16, "burst8@c2": 16, "paced@c2": 4}
     assert cells(events) == [Cell("ready", 1), Cell("burst8", 2), Cell("paced", 2)]
-    suite = run_streaming(configs, events, 1, log_dir=tmp_path, log=lambda line: None)
+    suite = run_streaming(configs, events, 1, tmp_path)
     samples = {s["cell"]: s for s in suite["samples"]}
     assert set(samples) == set(events)
     assert [s["events"] for s in samples.values()] == [16, 32, 8]
