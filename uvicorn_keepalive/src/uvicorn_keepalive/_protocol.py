@@ -18,6 +18,11 @@ from uvicorn_keepalive._socket import Plan, apply, is_tcp, plan
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+# uvicorn's STARTUP_FAILURE and gunicorn's WORKER_BOOT_ERROR: both stop on it, not respawn.
+STARTUP_FAILURE = 3
+Given = KeepaliveSettings | None  # protocol()'s positional settings, as KeepaliveSettings says
+Http = str | type[asyncio.Protocol]  # what uvicorn.Config takes as http=
+
 
 class _Keepalive(asyncio.Protocol):
     keepalive: ClassVar[KeepaliveSettings]
@@ -31,21 +36,20 @@ class _Keepalive(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Apply the settings to the transport's TCP socket, then let uvicorn proceed."""
         sock = transport.get_extra_info("socket")
-        # The transport has the address at hand; a Unix socket's is a path.
-        if sock is not None and is_tcp(transport.get_extra_info("sockname")):
+        if sock is not None and is_tcp(transport.get_extra_info("sockname")):  # at hand
             try:
                 apply(sock, self._plan)
             except Exception:  # never let the options break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
-            # The one place the settings are said: logging is set up by the first connection.
-            # Written once: assigning a class attribute invalidates attribute caches.
+            # Said here, where logging is set up, and once: assigning a class attribute
+            # invalidates the interpreter's attribute caches.
             if not self._announced:
                 logger.info("%s", self.keepalive)
                 type(self)._announced = True
         super().connection_made(transport)
 
 
-class Protocol(_Keepalive, HttpToolsProtocol):  # its settings set by `named`
+class Protocol(_Keepalive, HttpToolsProtocol):
     """uvicorn's httptools protocol applying the environment's settings to each TCP connection.
 
     Read at the first lookup of ``uvicorn_keepalive.Protocol`` (``--http``'s, at startup): a
@@ -58,36 +62,40 @@ class H11Protocol(_Keepalive, _UvicornH11Protocol):
     """uvicorn's h11 protocol applying the settings: the same as `Protocol` otherwise."""
 
 
-#: The public classes by name, each on the uvicorn class it extends (its last base).
-PUBLIC = {cls.__name__: cls for cls in (Protocol, H11Protocol)}
-Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"  # pickled by public name
+#: The public classes by the uvicorn class each extends, pickled by their public names.
+EXTENDING = {cls.__bases__[-1]: cls for cls in (Protocol, H11Protocol)}
+PUBLIC = {cls.__name__: cls for cls in EXTENDING.values()}
+Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"
 
 
 @functools.cache
 def _subclass(base: type[_Keepalive], settings: KeepaliveSettings) -> type[_Keepalive]:
+    # Named after its settings, and pickled by reference to that name, which `named` reads.
     fields = ", ".join(f"{k}={v}" for k, v in vars(settings).items() if v is not None)
-    cls: type[_Keepalive] = type(f"{base.__name__}({fields})", (base,), {"__doc__": base.__doc__})
-    cls.__module__ = "uvicorn_keepalive"  # pickled by its name, which `named` reads
+    namespace = {"__doc__": base.__doc__, "__module__": "uvicorn_keepalive"}
+    cls: type[_Keepalive] = type(f"{base.__name__}({fields})", (base,), namespace)
     cls._use(settings)
     return cls
 
 
 def named(name: str) -> type[_Keepalive]:
-    # The package's attribute ``name``: a public class with the environment's settings (a bad
-    # variable raises ValueError), or by its name, which holds its settings, a class of
-    # protocol() that pickle refers to in a worker that uvicorn spawns.
+    # The package's attribute ``name``: a public class, its settings the environment's from
+    # its first lookup on (a bad variable ends the process), or a class of protocol() by its
+    # name, as pickle looks it up in a worker.
     base, parenthesis, fields = name.partition("(")
     if base not in PUBLIC or (parenthesis and not fields.endswith(")")):
         raise AttributeError(f"module 'uvicorn_keepalive' has no attribute {name!r}")
-    if not parenthesis:
-        PUBLIC[base]._use(environment())
-        return PUBLIC[base]
-    pairs = (field.split("=") for field in fields[:-1].split(", "))
-    return _subclass(PUBLIC[base], KeepaliveSettings(**{k: ast.literal_eval(v) for k, v in pairs}))
-
-
-Given = KeepaliveSettings | None  # the positional settings, as KeepaliveSettings says
-Http = str | type[asyncio.Protocol]  # what uvicorn.Config takes as http=
+    if parenthesis:
+        pairs = (field.split("=") for field in fields[:-1].split(", "))
+        settings = KeepaliveSettings(**{k: ast.literal_eval(v) for k, v in pairs})
+        return _subclass(PUBLIC[base], settings)
+    if "keepalive" not in vars(PUBLIC[base]):
+        try:
+            PUBLIC[base]._use(environment())
+        except ValueError as exc:
+            logger.error("%s", exc)
+            raise SystemExit(STARTUP_FAILURE) from None
+    return PUBLIC[base]
 
 
 @overload
@@ -125,9 +133,8 @@ def protocol(
         served_by = import_from_string(HTTP_PROTOCOLS[http]) if isinstance(http, str) else http
     except (KeyError, ImportError):  # an import string, or a protocol that does not import
         served_by = None
-    for base in PUBLIC.values():
-        if served_by is base.__bases__[-1]:
-            return _subclass(base, settings)
+    if served_by in EXTENDING:
+        return _subclass(EXTENDING[served_by], settings)
     if not isinstance(http, str) or http in HTTP_PROTOCOLS:
         logger.warning("TCP keepalive: http=%r is neither httptools nor h11: served without", http)
     return http

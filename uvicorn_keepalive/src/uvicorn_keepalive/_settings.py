@@ -11,8 +11,6 @@ from typing import Any, TypedDict
 
 # A child of "uvicorn.error": uvicorn's handlers, format and --log-level apply to it.
 logger = logging.getLogger("uvicorn.error.keepalive")
-# uvicorn's STARTUP_FAILURE and gunicorn's WORKER_BOOT_ERROR: both stop on it, not respawn.
-STARTUP_FAILURE = 3
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,8 +4,6 @@
 this module before it forks a worker: a bad variable ends the arbiter there with status 3.
 """
 
-from __future__ import annotations
-
 from typing import Any, ClassVar
 
 from uvicorn_worker import UvicornWorker as _UvicornWorker
