@@ -100,15 +100,15 @@ def named(name: str) -> type[_Keepalive]:
 
 @overload
 def protocol(
-    _: Given = ..., /, *, http: Literal["h11"], **f: Unpack[Fields]
+    settings: Given = ..., /, *, http: Literal["h11"], **fields: Unpack[Fields]
 ) -> type[H11Protocol]: ...
 @overload
 def protocol(
-    _: Given = ..., /, *, http: Literal["httptools"] = ..., **f: Unpack[Fields]
+    settings: Given = ..., /, *, http: Literal["httptools"] = ..., **fields: Unpack[Fields]
 ) -> type[Protocol]: ...
 @overload
 def protocol(
-    _: Given = ..., /, *, http: Http, **f: Unpack[Fields]
+    settings: Given = ..., /, *, http: Http, **fields: Unpack[Fields]
 ) -> type[asyncio.Protocol] | str: ...
 def protocol(
     settings: Given = None, /, *, http: Http = "httptools", **fields: Unpack[Fields]
