@@ -7,6 +7,7 @@ uvicorn), and whether numpy was imported by then. The method: docs/benchmarks.md
 """
 
 import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -21,10 +22,10 @@ from fastapi.responses import Response
 from benchmarks import summary
 from benchmarks.cli import main
 from benchmarks.runner import (
+    FULL_LOAD,
     QUICK_LOAD,
     ROOT,
     Cell,
-    LoadSettings,
     ServerConfig,
     fresh_runs,
     get,
@@ -61,15 +62,20 @@ def first_in_process(path: str) -> None:
         sent.append(message)
 
     async def answer() -> float:
-        scope: dict[str, Any] = {
+        scope = {
             "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
             "method": "GET",
+            "scheme": "http",
             "path": path,
             "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [("host", "x")],
+            "client": ("127.0.0.1", 1),
+            "server": ("127.0.0.1", 80),
         }
-        scope |= {"asgi": {"version": "3.0"}, "http_version": "1.1", "scheme": "http"}
-        scope |= {"query_string": b"", "root_path": "", "headers": [("host", "x")]}
-        scope |= {"client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80)}
         started = time.perf_counter()
         await app(scope, receive, send)
         return time.perf_counter() - started
@@ -101,7 +107,7 @@ def first_answer(path: str, where: str, logs: Path) -> tuple[dict[str, Any], str
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Measure the generic route with wrk, then the first answers."""
-    settings = QUICK_LOAD if quick else LoadSettings(5, 2, 6, min_requests=15, drain_budget_s=10)
+    settings = QUICK_LOAD if quick else dataclasses.replace(FULL_LOAD, rounds=5)
     generic = run_load(
         SUITE, CONFIGS, [Cell(ITEMS, 32)], settings, answer=lambda b: (None, items()), log_dir=logs
     )

@@ -6,6 +6,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from benchmarks import requests, serialization, streaming
 from benchmarks.keepalive import CONFIGS as KEEPALIVE_CONFIGS
 from benchmarks.requests import CONFIGS as REQUEST_CONFIGS
 from benchmarks.route import CONFIGS as ROUTE_CONFIGS
@@ -25,6 +26,7 @@ from bodies import (
     request,
     request_answer,
 )
+from orjson_dispatch import DispatchRoute
 
 
 def test_bodies_are_deterministic_and_sized_like_model_server_traffic() -> None:
@@ -132,3 +134,23 @@ def test_a_first_answer_is_timed_in_a_fresh_process(tmp_path: Path) -> None:
         found, _ = first_answer(path, where, tmp_path)
         assert found["ms"] > 0, path
         assert isinstance(found["numpy"], bool)
+
+
+def test_the_dispatch_route_configurations_are_routes_of_dispatch_route() -> None:
+    routers = [
+        (requests.app.router, {"/route-dict/{name}", "/route-typed/{name}"}),
+        (
+            streaming.dispatch_router,
+            {"/dispatch-route-jsonl", "/dispatch-route-sse", "/stalled-route"},
+        ),
+        (
+            serialization.dispatch_router,
+            {
+                "/dispatch-route/sdk-{name}",
+                "/dispatch-route/{name}",
+                "/dispatch-route-untyped/{name}",
+            },
+        ),
+    ]
+    for router, paths in routers:
+        assert {r.path for r in router.routes if isinstance(r, DispatchRoute)} == paths
