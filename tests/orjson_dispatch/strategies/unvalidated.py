@@ -40,11 +40,14 @@ _STANDINS: dict[Any, st.SearchStrategy[Any]] = {
 
 
 def _declared(annotation: Any) -> Any:
-    """``annotation`` without ``Optional``/``| None``."""
+    """``annotation`` without ``Optional``/``| None``, ``typing.List[X]`` as ``list[X]`` (the
+    SDKs' spelling, which does not compare equal to the builtin's)."""
     if typing.get_origin(annotation) in (Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(args) == 1:
-            return args[0]
+            annotation = args[0]
+    if typing.get_origin(annotation) is list:
+        return list[typing.get_args(annotation)]  # type: ignore[misc]
     return annotation
 
 
