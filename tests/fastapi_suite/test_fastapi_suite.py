@@ -1,16 +1,22 @@
 """FastAPI's own test suite passes with every route served through orjson-dispatch.
 
-The suite of the installed FastAPI (suite_runner.py fetches it) runs on 2 cores with
+The suite of the installed FastAPI (suite_runner.py fetches it) runs in one process with
 dispatch_plugin.py, which wraps every APIRoute endpoint in `dispatch` (or, in route mode, gives
 every router `orjson_dispatch.DispatchRoute`). Then every test that did not pass runs again
-on one worker, without orjson-dispatch (the baseline) and through it: each one that passes in
-the baseline and not through dispatch is a difference, and must be listed in
-expected_differences.txt. The tests that run their body in a child interpreter, which the
-plugin does not reach, are left out (they would test FastAPI alone). Tests that cannot pass
-here (a missing tool, no network) fail or skip in both runs, which is fine.
+without orjson-dispatch (the baseline): each one that passes in the baseline and not through
+dispatch is a difference, and must be listed in expected_differences.txt. The tests that run
+their body in a child interpreter, which the plugin does not reach, are left out (they would
+test FastAPI alone). Tests that cannot pass here (a missing tool, no network) fail or skip in
+both runs, which is fine.
+
+One process, not pytest-xdist's workers: each worker would import the whole suite again (a
+fifth of the run's CPU time), and two workers share the working directory, where some of
+FastAPI's tests fail beside another module's fixture (a static/ directory it removes) under
+FastAPI too. The two tests of this module run beside each other and beside the rest of our
+suite, which keeps the cores busy.
 
 The baseline runs only the tests that did not pass because a full baseline run costs as much
-as a run through dispatch, and the CI's whole budget is 10 minutes on 2 cores; the outcomes are
+as a run through dispatch, and the CI's whole budget is 4 minutes on 2 cores; the outcomes are
 the same, since a test that passes through dispatch is no difference whatever the baseline says.
 For a full baseline by hand: ``.venv/bin/python tests/fastapi_suite/suite_runner.py --baseline``.
 
@@ -78,15 +84,12 @@ def outcome(run: Run, test: str) -> dict[str, str]:
 
 
 def check_suite(mode: str, summary: list[str]) -> None:
-    through = suite_runner.run(mode, ["-n", "2", "-q", *suite_tests(mode)])
-    # Tests (or modules that failed to import) that did not pass run again on one worker, without
-    # dispatch and through it: some of FastAPI's tests share the working directory and can fail
-    # on two workers (a static/ directory removed by another module's fixture), under FastAPI too.
+    through = suite_runner.run(mode, ["-q", *suite_tests(mode)])
+    # Tests (or modules that failed to import) that did not pass run again without dispatch.
     again = sorted(
         test for test, result in through.outcomes.items() if result["outcome"] != "passed"
     )
     baseline = suite_runner.run(None, ["-q", *again]) if again else Run({})
-    alone = suite_runner.run(mode, ["-q", *again]) if again else Run({})
     # The suite really ran, with its dependencies installed (dev group): nearly all pass.
     assert len(through.outcomes) > {"dispatch": 4000, "route": 500}[mode], through.output[-5000:]
     failing = len(baseline.outcomes) - baseline.count("passed") - baseline.count("skipped")
@@ -96,9 +99,9 @@ def check_suite(mode: str, summary: list[str]) -> None:
     unknown = [test for test in listed if outcome(through, test)["outcome"] == "missing"]
     assert not unknown, f"expected_differences.txt names tests FastAPI's suite lacks: {unknown}"
     differences = {
-        test: outcome(alone, test)
+        test: outcome(through, test)
         for test, result in baseline.outcomes.items()
-        if result["outcome"] == "passed" and outcome(alone, test)["outcome"] != "passed"
+        if result["outcome"] == "passed" and outcome(through, test)["outcome"] != "passed"
     }
     unexpected = {test: result for test, result in differences.items() if test not in listed}
     routes = ", ".join(f"{number} {what}" for what, number in through.routes.most_common())
@@ -106,8 +109,7 @@ def check_suite(mode: str, summary: list[str]) -> None:
         f"FastAPI {version('fastapi')}, {mode} mode: {len(through.outcomes)} tests, "
         f"{through.count('passed')} passed in {through.seconds:.0f}s "
         f"({len(through.deselected)} run in a child interpreter deselected); routes: {routes}; "
-        f"the {len(again)} others on one worker: {alone.count('passed')} passed through "
-        f"dispatch, {baseline.count('passed')} without; "
+        f"of the {len(again)} others, {baseline.count('passed')} passed without dispatch; "
         f"{len(differences)} differences "
         f"({len(differences) - len(unexpected)} expected)"
     )
