@@ -61,6 +61,7 @@ def render(suite: Any) -> list[str]:
 
 # ORJSONResponse is deprecated since FastAPI 0.130 but stays: many deployed apps use it.
 warnings.filterwarnings("ignore", category=FastAPIDeprecationWarning)
+_APP = "benchmarks.serialization:"
 app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
 dispatch_router = APIRouter(route_class=DispatchRoute)
 M = TypeVar("M", bound=BaseModel)
@@ -120,64 +121,43 @@ async def helper(name: str) -> Response:  # what model servers write by hand
     return _json(orjson.dumps(_body(name).model.model_dump(mode="json", by_alias=True)))
 
 
-def serve(
-    name: str,
-    label: str,
-    *endpoints: Callable[..., Any],
-    router: APIRouter = app.router,
-    **options: Any,
-) -> ServerConfig:
-    """Route ``/<name>/{name}`` to the last endpoint; a typed pair's first answers ``sdk-*``."""
-    if len(endpoints) == 2:  # matched first: the SDK bodies declare their own class
-        router.get(f"/{name}/sdk-{{name}}", **options)(endpoints[0])
-    router.get(f"/{name}/{{name}}", **options)(endpoints[-1])
-    return ServerConfig(name, label, "benchmarks.serialization:app", f"/{name}/{{body}}")
-
-
-# The @dispatch wrappers first: wrapping a function a route already serves is warned about.
+#: Name: label and endpoints, a typed pair's first answering the SDK bodies (``sdk-*``, matched
+#: first: they declare their own class); ``litestar`` has none here, the Litestar app answers it.
+#: The ``dispatch-route*`` routes are those of an ``APIRouter(route_class=DispatchRoute)``. The
+#: @dispatch wrappers are made before any route: wrapping a function a route serves is warned.
 TYPED, DISPATCHED = (sdk_typed, typed), (dispatch(sdk_typed), dispatch(typed))
-DISPATCHED_DICT, DISPATCHED_UNTYPED = dispatch(ready_dict), dispatch(untyped)
-CONFIGS = (
-    serve("untyped", "FastAPI untyped (jsonable_encoder + json.dumps)", untyped),
-    serve("starlette-json", "Starlette JSONResponse on the dict (json.dumps)", starlette_json),
-    serve(
-        "orjson-response",
-        "FastAPI typed, response_class=ORJSONResponse (deprecated)",
-        *TYPED,
-        response_class=ORJSONResponse,
-    ),
-    serve("typed", "FastAPI typed (-> Model: validate + Pydantic dump_json)", *TYPED),
-    serve(
-        "dump-json", "Response(model.model_dump_json()) (Pydantic's serializer alone)", dump_json
-    ),
-    ServerConfig(
-        "litestar",
-        "Litestar returning the ready dict (msgspec; framework peer)",
-        "benchmarks.serialization:litestar_app",
-        "/litestar/{body}",
-    ),
-    serve("dispatch-model", "@dispatch returning the model (-> Model)", *DISPATCHED),
-    serve("dispatch-dict", "@dispatch returning the ready dict (untyped)", DISPATCHED_DICT),
-    serve(
-        "dispatch-route",
-        "APIRouter(route_class=DispatchRoute), -> Model",
-        *TYPED,
-        router=dispatch_router,
-    ),
-    serve("dispatch-untyped", "@dispatch returning the model (untyped)", DISPATCHED_UNTYPED),
-    serve(
-        "dispatch-route-untyped",
-        "DispatchRoute returning the model (untyped)",
-        untyped,
-        router=dispatch_router,
-    ),
-    serve("helper", 'Response(orjson.dumps(model.model_dump(mode="json"))) (the helper)', helper),
-    serve(
-        "orjson-limit", "Response(orjson.dumps(d)) on a ready dict (orjson's limit)", orjson_limit
-    ),
-    serve("bytes-limit", "Response(pre-serialized bytes) (the transport's limit)", bytes_limit),
-)
+ROUTES: dict[str, tuple[str, tuple[Callable[..., Any], ...]]] = {
+    "untyped": ("FastAPI untyped (jsonable_encoder + json.dumps)", (untyped,)),
+    "starlette-json": ("Starlette JSONResponse on the dict (json.dumps)", (starlette_json,)),
+    "orjson-response": ("FastAPI typed, response_class=ORJSONResponse (deprecated)", TYPED),
+    "typed": ("FastAPI typed (-> Model: validate + Pydantic dump_json)", TYPED),
+    "dump-json": ("Response(model.model_dump_json()) (Pydantic's serializer alone)", (dump_json,)),
+    "litestar": ("Litestar returning the ready dict (msgspec; framework peer)", ()),
+    "dispatch-model": ("@dispatch returning the model (-> Model)", DISPATCHED),
+    "dispatch-dict": ("@dispatch returning the ready dict (untyped)", (dispatch(ready_dict),)),
+    "dispatch-route": ("APIRouter(route_class=DispatchRoute), -> Model", TYPED),
+    "dispatch-untyped": ("@dispatch returning the model (untyped)", (dispatch(untyped),)),
+    "dispatch-route-untyped": ("DispatchRoute returning the model (untyped)", (untyped,)),
+    "helper": ('Response(orjson.dumps(model.model_dump(mode="json"))) (the helper)', (helper,)),
+    "orjson-limit": ("Response(orjson.dumps(d)) on a ready dict (orjson's limit)", (orjson_limit,)),
+    "bytes-limit": ("Response(pre-serialized bytes) (the transport's limit)", (bytes_limit,)),
+}
+for name, (_, endpoints) in ROUTES.items():
+    router = dispatch_router if name.startswith("dispatch-route") else app.router
+    options: dict[str, Any] = (
+        {"response_class": ORJSONResponse} if name == "orjson-response" else {}
+    )
+    if len(endpoints) == 2:
+        router.get(f"/{name}/sdk-{{name}}", **options)(endpoints[0])
+    if endpoints:
+        router.get(f"/{name}/{{name}}", **options)(endpoints[-1])
 app.include_router(dispatch_router)
+CONFIGS = tuple(
+    ServerConfig(
+        name, label, _APP + ("litestar_app" if name == "litestar" else "app"), f"/{name}/{{body}}"
+    )
+    for name, (label, _) in ROUTES.items()
+)
 #: Every configuration is divided by FastAPI's two paths, the helper and orjson's limit.
 BASELINES = dict.fromkeys((c.name for c in CONFIGS), ("untyped", "typed", "helper", "orjson-limit"))
 
