@@ -10,7 +10,8 @@ other model is a part of one), with the reference shapes servers answer most
 for its type (``sdk_types.wire_data``), built as servers build it:
 
 * validated (``Model.model_validate``) and by the SDK's own ``construct`` (recursive, no
-  validation: ints stay ints in ``float`` fields; both SDKs name it ``model_construct`` too):
+  validation: an int no float holds exactly stays an int in a ``float`` field, a key that is an
+  alias is kept as an extra too; both SDKs name it ``model_construct`` too):
   tier 1, FastAPI's JSON exactly, the same JSON value (numbers with their JSON type) and the
   same keys in the same order;
 * then changed as a type checker accepts and validation would not produce (``sdk_types.mutated``:
@@ -22,11 +23,12 @@ for its type (``sdk_types.wire_data``), built as servers build it:
   never an answer where FastAPI fails.
 
 Each value is written untyped and typed (declared as its class, or a list of it), with the
-encoder's options drawn; FastAPI's answers are the oracles' (``oracles.fastapi_untyped``:
-``jsonable_encoder`` and ``JSONResponse``; ``oracles.fastapi_typed``: the value validated
-against the declared type, then pydantic's ``dump_json``). The contract promises the JSON and
-its key order, not the bytes (orjson writes ``1e-08`` where ``json.dumps`` and pydantic write
-``1e-8``... and the reverse), which is what is compared. Where FastAPI's body repeats a key
+encoder's options drawn (``by_alias``, ``exclude_*``, ``include``/``exclude``); FastAPI's
+answers are the oracles' (``oracles.fastapi_untyped``: ``jsonable_encoder`` and
+``JSONResponse``; ``oracles.fastapi_typed``: the value validated against the declared type,
+then pydantic's ``dump_json``). The contract promises the JSON and
+its key order, not the bytes (orjson writes ``5e-8`` where ``json.dumps`` writes ``5e-08``),
+which is what is compared. Where FastAPI's body repeats a key
 (pydantic writes an aliased field and an extra of the same name, which the SDKs' ``construct``
 keeps), bodies are compared as a JSON parser reads them, the last value in the first key's
 place; ``test_repeated_keys_are_written_as_fastapi_writes_them`` pins that difference.
@@ -48,6 +50,7 @@ from tests.orjson_dispatch.compare import json_pairs, outcome, same_json
 from tests.orjson_dispatch.oracles import fastapi_typed, fastapi_untyped, same_json_or_held
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.http_cases import ENCODER_OPTIONS
+from tests.orjson_dispatch.strategies.sdk import SdkCase, field_selections
 from tests.orjson_dispatch.strategies.sdk_types import (
     mutated,
     qualified_name,
@@ -77,12 +80,15 @@ def built(cls: type[BaseModel], data: dict[str, Any], how: str) -> BaseModel:
 
 @st.composite
 def answers(
-    draw: st.DrawFn, cls: type[BaseModel], value: BaseModel
+    draw: st.DrawFn, cls: type[BaseModel], value: BaseModel, wire: dict[str, Any]
 ) -> list[tuple[str, Body, Body]]:
-    """FastAPI's and ``dumps``'s bodies for ``value``, untyped and typed (as ``cls`` or a list
-    of it), with the encoder's options drawn: ``(path, FastAPI's, ours)`` each."""
+    """FastAPI's and ``dumps``'s bodies for ``value`` (built from ``wire``), untyped and typed
+    (as ``cls`` or a list of it), with the encoder's options drawn, and for a value alone its
+    ``include``/``exclude`` (``sdk.field_selections``): ``(path, FastAPI's, ours)`` each."""
     options = draw(ENCODER_OPTIONS)
     as_list = draw(st.booleans())
+    if not as_list:
+        options |= draw(field_selections(SdkCase(qualified_name(cls), cls, wire, "validated")))
     declared: Any = list[cls] if as_list else cls  # type: ignore[valid-type]
     returned: Any = [value] if as_list else value
     note(f"options={options} as a list: {as_list}")
@@ -126,7 +132,7 @@ def test_validated_and_constructed_values_are_written_as_fastapi_writes_them(
 ) -> None:
     wire = data.draw(wire_data(cls), label="wire")
     how = data.draw(st.sampled_from(["validated", "construct"]), label="built")
-    for path, fastapi, ours in data.draw(answers(cls, built(cls, wire, how))):
+    for path, fastapi, ours in data.draw(answers(cls, built(cls, wire, how), wire)):
         event(f"{how} {path}")
         assert_fastapi_json(ours, fastapi)
 
@@ -142,7 +148,7 @@ def test_values_changed_as_a_type_checker_accepts_are_written_as_held(
     value = data.draw(mutated(built(cls, wire, how)), label="mutated")
     if holds_unvalidated_container(value):
         event("a list field holds items validation would not produce")
-    for path, fastapi, ours in data.draw(answers(cls, value)):
+    for path, fastapi, ours in data.draw(answers(cls, value, wire)):
         if isinstance(fastapi, Exception):
             assert isinstance(ours, Exception), f"FastAPI fails ({fastapi!r}): dumps must raise"
             continue
@@ -172,8 +178,9 @@ def keys_within(ours: Any, fastapi: Any) -> bool:
 def test_model_construct_values_never_carry_a_key_fastapi_does_not_send(
     cls: type[BaseModel], data: st.DataObject
 ) -> None:
-    value = built(cls, data.draw(wire_data(cls), label="wire"), "model_construct")
-    for path, fastapi, ours in data.draw(answers(cls, value)):
+    wire = data.draw(wire_data(cls), label="wire")
+    value = built(cls, wire, "model_construct")
+    for path, fastapi, ours in data.draw(answers(cls, value, wire)):
         if isinstance(fastapi, Exception):
             assert isinstance(ours, Exception), f"FastAPI fails ({fastapi!r}): dumps must raise"
             continue

@@ -187,7 +187,7 @@ def field_selections(case: SdkCase) -> st.SearchStrategy[dict[str, Any]]:
         st.sampled_from(sorted(case.cls.model_fields)), max_size=4
     )
     first = _first_item(case.data)
-    if first is not None:
+    if first is not None and first[1]:  # an empty object has no keys to select
         key, item = first
         keys = st.sets(st.sampled_from(sorted(item)), min_size=1, max_size=3)
         which = st.sampled_from(["__all__", 0])

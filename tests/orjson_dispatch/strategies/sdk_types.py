@@ -14,10 +14,11 @@ most (``REFERENCE_TYPES``: chat completions and their chunks, responses, message
 ``wire_data(cls)`` draws the JSON a server sends for ``cls``, from its fields' annotations:
 required fields always, optional ones now and then (all left out below ``MAX_DEPTH`` models, so
 that recursive types end), each union member, literals, lists and dicts of up to two items,
-integers beyond 64 bits, ints where floats are declared (``1`` for ``1.0``), dates and times as
-RFC 3339 strings, JSON values for ``object``, and extra fields beside the declared ones (the
-SDKs' models allow them: servers add token ids). ``mutated(model)`` then changes a built
-value in the ways a type checker accepts and validation would not produce.
+integers beyond 64 bits, ints where floats are declared (``1`` for ``1.0``, and ``2**53 + 1``,
+which no float holds), dates and times as RFC 3339 strings, JSON values for ``object``, and
+extra fields beside the declared ones (the SDKs' models allow them: servers add token ids).
+``mutated(model)`` then changes a built value in the ways a type checker accepts and
+validation would not produce.
 """
 
 from __future__ import annotations
@@ -137,7 +138,9 @@ _offsets = st.sampled_from([None, dt.timezone.utc, dt.timezone(dt.timedelta(hour
 _LEAVES: dict[Any, st.SearchStrategy[Any]] = {
     str: _texts,
     int: big_ints,
-    float: st.one_of(finite_floats, st.integers(-3, 3)),  # a server's 1 for 1.0
+    # A server's 1 for 1.0, and integers no float holds exactly, which the SDKs' construct
+    # leaves ints (it converts the others).
+    float: st.one_of(finite_floats, st.integers(-3, 3), st.integers(2**53 + 1, 2**70)),
     bool: st.booleans(),
     dt.datetime: st.datetimes(timezones=_offsets).map(dt.datetime.isoformat),
     dt.date: st.dates().map(dt.date.isoformat),
