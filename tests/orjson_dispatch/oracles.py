@@ -13,8 +13,9 @@ answer, for an equivalent value FastAPI can encode:
   (``"NaN"`` under ``"strings"``; ``models_with_nonfinite_as_their_json``);
 * an enum whose value ``json.dumps`` cannot write (a Decimal, a date, a frozenset): its value,
   encoded by that value's own rules (``unwritable_enums_as_values``);
-* a ``list[float]``/``list[int]`` model field holding ints/bools assigned without validation:
-  written as held, where pydantic converts each item (``held_containers_as_written``);
+* a model field assigned without validation a value a type checker accepts (ints and bools in
+  ``float``/``int`` fields and their lists, str subclasses in ``str`` fields): written as held,
+  where pydantic converts it (``held_as_written``, the contract's second tier);
 * strings holding lone surrogates (not UTF-8): escaped, as FastAPI's streams write them.
 
 ``assert_matches`` compares an HTTP answer with FastAPI's under these rules.
@@ -56,7 +57,7 @@ from tests.orjson_dispatch.strategies.hostile import (
     stored_items,
 )
 from tests.orjson_dispatch.strategies.leaves import Attrs, Point, contains_numpy, walk_any
-from tests.orjson_dispatch.strategies.unvalidated import holds_unvalidated_container
+from tests.orjson_dispatch.strategies.unvalidated import HELD_STRINGS, holds_unvalidated
 
 
 def fastapi_untyped(value: Any, **options: Any) -> bytes:
@@ -360,26 +361,26 @@ def deliberate_untyped_body(value: Any, **options: Any) -> bytes | None:
 
 
 def same_json_or_held(ours: bytes, expected: bytes, value: Any) -> bool:
-    """``compare.same_json``, or, where ``value`` holds a ``list[float]``/``list[int]`` model field
-    with ints/bools assigned without validation, ``held_containers_as_written``."""
+    """``compare.same_json``, or, where a model in ``value`` holds a value assigned without
+    validation (``unvalidated.holds_unvalidated``), ``held_as_written``."""
     if same_json(ours, expected):
         return True
-    if not holds_unvalidated_container(value):
+    if not holds_unvalidated(value):
         return False
-    event("deliberate difference (container written as held)")
-    return held_containers_as_written(ours, expected)
+    event("deliberate difference (written as held)")
+    return held_as_written(ours, expected)
 
 
-def held_containers_as_written(ours: bytes, expected: bytes) -> bool:
-    """Whether ``ours`` is ``expected`` (FastAPI's body) with some numbers written as held.
+def held_as_written(ours: bytes, expected: bytes) -> bool:
+    """Whether ``ours`` is ``expected`` (FastAPI's body) with some values written as held.
 
-    Deliberate: ``dispatch`` checks a model's scalar fields value by value, but writes a
-    container field as it holds it. A ``list[float]`` field holding ``[1, True]`` assigned without
-    validation is written ``[1,true]``, where pydantic converts each item (``[1.0,1.0]``); a
-    ``list[int]`` field holding ``[True]``, ``[true]`` where pydantic writes ``[1]``. Only for
-    values that hold such a container (``unvalidated.holds_unvalidated_container``): every
-    number must be equal, and where ``ours`` differs in JSON type, it is an int or ``true``/
-    ``false`` where FastAPI wrote a float, or ``true``/``false`` where it wrote an int.
+    Deliberate (the contract's second tier): a value a type checker accepts but validation
+    would not produce is written as it is held. A ``float`` field (or ``list[float]`` item)
+    holding ``1`` or ``True`` is written ``1``/``true``, where pydantic converts it (``1.0``); an
+    ``int`` field holding ``True``, ``true`` where pydantic writes ``1``; a str enum in a ``str``
+    field its value where pydantic writes its characters (``HELD_STRINGS``). Every number must be
+    equal, and where ``ours`` differs in JSON type, it is an int or ``true``/``false`` where
+    FastAPI wrote a float, or ``true``/``false`` where it wrote an int.
     """
     with deep_enough():
         stack = [(typed_json(ours, strict=True), typed_json(expected))]
@@ -393,18 +394,25 @@ def held_containers_as_written(ours: bytes, expected: bytes) -> bool:
             if len(mine) != len(theirs):
                 return False
             stack.extend(zip(mine, theirs, strict=True))
-        elif mine != theirs and not (isinstance(mine, (bool, tuple)) and _held(mine, theirs)):
+        elif mine != theirs and not (
+            (isinstance(mine, (bool, tuple)) and _held(mine, theirs))
+            or (isinstance(mine, str) and (mine, theirs) in HELD_STRINGS)
+        ):
             return False
     return True
 
 
 def _held(mine: Any, theirs: Any) -> bool:
-    """Whether ``mine`` is a number as held where pydantic wrote ``theirs`` converted."""
+    """Whether ``mine`` is a number as held where pydantic wrote ``theirs`` converted.
+
+    An int beyond a float's precision held by a ``float`` field is the float pydantic wrote.
+    """
     if not isinstance(theirs, tuple):
         return False
     kind, number = ("bool", mine) if isinstance(mine, bool) else mine
     held_kinds = {"float": {"int", "bool"}, "int": {"bool"}}[theirs[0]]
-    return kind in held_kinds and number == theirs[1]
+    converted = float(number) if theirs[0] == "float" else number
+    return kind in held_kinds and converted == theirs[1]
 
 
 def headers_without_length(response: httpx.Response) -> list[tuple[str, str]]:
@@ -421,7 +429,7 @@ def class_headers(options: dict[str, Any]) -> list[tuple[str, str]]:
 def assert_matches(ours: httpx.Response, fastapi: httpx.Response, value: Any) -> None:
     """Same status; below 500 the same headers in order (but the length) and the same JSON.
 
-    The JSON may differ only by the deliberate rule ``held_containers_as_written``.
+    The JSON may differ only by the deliberate rule ``held_as_written``.
     """
     assert ours.status_code == fastapi.status_code, ours.content
     if fastapi.status_code >= 500:

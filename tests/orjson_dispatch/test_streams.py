@@ -25,6 +25,7 @@ from tests.orjson_dispatch.apps import UNTYPED, Twin
 from tests.orjson_dispatch.samples import ITEM, Item
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.streams import StreamCase, generator, stream_cases
+from tests.orjson_dispatch.strategies.unvalidated import holds_unvalidated
 from tests.orjson_dispatch.streams_harness import (
     KINDS,
     SSE,
@@ -309,7 +310,9 @@ def _check(case: StreamCase, *, sse: bool) -> None:
             fastapi,
             sse=sse,
             raw=raw_events(case.items),
+            held=holds_unvalidated(case.items),
         )
         return
     assert ours.error is None, ours.error
-    assert_same_stream(ours, fastapi, sse=sse, raw=raw_events(case.items))
+    held = holds_unvalidated(case.items)
+    assert_same_stream(ours, fastapi, sse=sse, raw=raw_events(case.items), held=held)

@@ -1,14 +1,18 @@
-"""The per-class fast path of orjson_dispatch's private ``_models`` module, tested directly.
+"""The plans of model classes (private `_plans` and `_classes`), tested directly.
 
-These tests reach into ``orjson_dispatch._models`` (``class_encoder``, ``model_json``): they pin
-down which classes get generated code and what it writes. When the module changes, adapt them
-here; the behaviour seen through the public API is tested in ``test_typed_models.py``.
+These tests reach into ``_plans.plan`` and ``_classes.model_json``: they pin down which classes
+orjson writes from their ``__dict__``, which fields pydantic converts, and what is written. When
+the modules change, adapt them here; the behaviour seen through the public API is tested in
+``test_typed_models.py``. ``ORJSON_DISPATCH_PYDANTIC_MODELS=1`` makes pydantic write every model.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -16,10 +20,12 @@ from decimal import Decimal
 from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from orjson_dispatch._models import class_encoder, model_json
+from orjson_dispatch._classes import model_json
+from orjson_dispatch._plans import plan
 from pydantic import VERSION as PYDANTIC_VERSION
 from pydantic import (
     BaseModel,
@@ -59,19 +65,22 @@ class Tree(BaseModel):
     children: list[Tree] = []
 
 
-def test_code_is_generated_for_plain_classes() -> None:
-    for cls in (Message, FunctionCall, Completion, Camel, Open, Holder, Tree):
-        assert class_encoder(cls, by_alias=True)[0] is not None, cls
+def test_plain_classes_are_written_from_their_dict() -> None:
+    for cls in (Message, FunctionCall, Completion, Open, Holder, Tree):
+        found = plan(cls, by_alias=True)
+        assert not found.whole, cls
+        assert not found.converted, cls
 
 
-def test_no_code_where_a_serializer_reads_the_model() -> None:
-    assert class_encoder(WithSerializer, by_alias=True)[0] is None
+def test_pydantic_writes_whole_a_class_whose_serializer_reads_the_model() -> None:
+    assert plan(WithSerializer, by_alias=True).whole
+    assert plan(Camel, by_alias=True).whole  # a computed field
 
 
 def test_a_field_with_a_serializer_is_pydantics_and_its_siblings_are_not() -> None:
-    source, _ = class_encoder(WithAnnotatedSerializer, by_alias=True)
-    assert source is not None
-    assert any("value_by_pydantic, d['value'])" in line for line in source.body)
+    found = plan(WithAnnotatedSerializer, by_alias=True)
+    assert not found.whole
+    assert set(found.converted) == {"value"}
     value = WithAnnotatedSerializer(value=2)
     assert model_json(value, by_alias=True) == value.model_dump_json().encode()
 
@@ -181,9 +190,8 @@ class Instructions(BaseModel):
 
 
 @pytest.mark.parametrize("instructions", [None, "be terse", [Message(content="hi")]])
-def test_a_union_holding_a_list_of_models_is_pydantics_alone(instructions: Any) -> None:
-    source, _ = class_encoder(Instructions, by_alias=True)
-    assert source is not None
+def test_a_union_holding_a_list_of_models_is_written_from_the_dict(instructions: Any) -> None:
+    assert not plan(Instructions, by_alias=True).converted
     value = Instructions(instructions=instructions, ids=[1, 2])
     assert model_json(value, by_alias=True) == value.model_dump_json().encode()
     assert dumps(value) == fastapi_untyped(value)
@@ -253,8 +261,8 @@ def test_a_class_met_before_its_schema_is_built_gets_code() -> None:
     assert not Whole.__pydantic_complete__
     assert not Part.__pydantic_complete__
     assert model_json(value, by_alias=True) == b'{"parts":[{"text":"a"}]}'
-    assert class_encoder(Whole, by_alias=True)[0] is not None
-    assert class_encoder(Part, by_alias=True)[0] is not None
+    assert not plan(Whole, by_alias=True).whole
+    assert not plan(Part, by_alias=True).whole
 
 
 # --- unions of bulk data: list[float] | str, X | Any | None -----------------------------------
@@ -281,10 +289,8 @@ _UNION_VALUES: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("fields", _UNION_VALUES)
-def test_unions_of_bulk_data_are_written_by_the_generated_code(fields: dict[str, Any]) -> None:
-    source, _ = class_encoder(Vector, by_alias=True)
-    assert source is not None
-    assert not any("_by_pydantic, d[" in line for line in source.body)
+def test_unions_of_bulk_data_are_written_from_the_dict(fields: dict[str, Any]) -> None:
+    assert not plan(Vector, by_alias=True).converted
     value = Vector.model_construct(**{"logprobs": None, "items": None, **fields})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pydantic warns of values of other types
@@ -316,13 +322,47 @@ class HeldNumbers(BaseModel):
         {"floats_or_int": [0.5], "tuple_or_str": (0.5,), "nested_or_str": [[0.5]]},
     ],
 )
-def test_numbers_held_by_a_union_are_written_as_pydantic_writes_them(
-    fields: dict[str, Any],
-) -> None:
-    # pydantic writes them as held or converted depending on the union and on its release
-    # (`list[float] | str` converts an int before pydantic 2.9 only): asked of pydantic.
+def test_numbers_held_by_a_union_are_written_as_held(fields: dict[str, Any]) -> None:
+    # The contract's second tier: pydantic writes them as held or converted depending on the
+    # union and on its release (`list[float] | str` converts an int before pydantic 2.9 only);
+    # they are written as held, the same numbers.
     value = HeldNumbers.model_construct(**fields)
+    held = json.loads(json.dumps({**HeldNumbers().model_dump(), **fields}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pydantic warns of values of other types
-        assert model_json(value, by_alias=True) == value.model_dump_json().encode()
-        assert dumps(value) == fastapi_untyped(value)
+        assert json.loads(model_json(value, by_alias=True)) == held
+        assert model_json(value, by_alias=True) == orjson.dumps(held)
+        assert json.loads(dumps(value)) == json.loads(fastapi_untyped(value))
+
+
+# --- the switch: pydantic writes every model ----------------------------------------------------
+
+_SWITCH_PROBE = """
+from orjson_dispatch._plans import plan
+from orjson_dispatch import dumps
+from tests.orjson_dispatch.fast_path_models import Message
+value = Message(content="hi")
+print(bool(plan(Message, by_alias=True).whole), dumps(value).decode())
+"""
+
+
+def _run(switch: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ORJSON_DISPATCH_PYDANTIC_MODELS": switch}
+    return subprocess.run(
+        [sys.executable, "-c", _SWITCH_PROBE], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_switch_sends_every_model_to_pydantic() -> None:
+    on, off = _run("1"), _run("0")
+    assert on.returncode == 0, on.stderr
+    assert off.returncode == 0, off.stderr
+    used_pydantic, body = on.stdout.split(" ", 1)
+    assert used_pydantic == "True"
+    assert off.stdout.split(" ", 1) == ["False", body]
+
+
+def test_a_bad_switch_value_names_the_variable() -> None:
+    bad = _run("yes")
+    assert bad.returncode != 0
+    assert "ORJSON_DISPATCH_PYDANTIC_MODELS must be 1 or 0" in bad.stderr

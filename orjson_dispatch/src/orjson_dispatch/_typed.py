@@ -3,8 +3,8 @@
 FastAPI validates the returned value against the declared type (`response_model` or the return
 annotation), then serializes the validated value with pydantic's `dump_json`. `TypedEncoder`
 does the same validation, always (it runs the model validators of a returned instance too), then
-writes the validated value with orjson where every model in it has a generated encoder
-(`_models`) and the value passes the declared type's check, and with `dump_json` otherwise.
+writes the validated value with orjson and the declared type's class table (`_classes`), and with
+`dump_json` where the type is not plain or orjson refuses a part of the value.
 """
 
 from __future__ import annotations
@@ -14,20 +14,19 @@ from collections.abc import Callable
 from types import GenericAlias
 from typing import Any
 
-from pydantic import PydanticUserError, TypeAdapter
+from pydantic import BaseModel, PydanticUserError, TypeAdapter
 
+from orjson_dispatch._classes import Table, table
 from orjson_dispatch._diagnostics import logger
-from orjson_dispatch._models import (
-    KeepResultsError,
-    NotPlainError,
-    declared,
-    default_for,
-    keeping_results,
-    orjson_models,
-    without_nan,
-    writes_nan,
-)
 from orjson_dispatch._options import Serialization, encode_option
+from orjson_dispatch._plans import NotPlainError, declared_models, writes_nan
+from orjson_dispatch._results import (
+    ContextualError,
+    KeepResultsError,
+    keeping_results,
+    without_nan,
+    write,
+)
 
 __all__ = ["TypedEncoder", "typed_encoder"]
 
@@ -35,7 +34,7 @@ __all__ = ["TypedEncoder", "typed_encoder"]
 class TypedEncoder:
     """Encode values declared as one type.
 
-    The orjson path is built when the first value is serialized. Where it cannot be built for
+    The class table is built when the first value is serialized. Where it cannot be built for
     the type, every value is written by `dump_json` (pydantic's, or FastAPI's field's own),
     said once in the debug log: never an error where FastAPI serves.
 
@@ -49,14 +48,11 @@ class TypedEncoder:
 
     __slots__ = (
         "_annotation",
-        "_by_alias",
-        "_check",
-        "_default",
+        "_built",
         "_dump_json",
-        "_fast",
-        "_option",
         "_root",
-        "_selective",
+        "_serialization",
+        "_table",
         "left_to_pydantic",
         "validate",
     )
@@ -71,42 +67,30 @@ class TypedEncoder:
     ) -> None:
         self.validate = validate
         self._annotation = annotation
-        self._by_alias = serialization.by_alias
         self._dump_json = dump_json
-        self._option = serialization.option
-        self._check: Callable[[Any], bool] | None = None
-        self._root: type[Any] | None = None
-        self._default: Callable[[Any], Any] | None = None
-        self._selective = serialization.selective
-        # None until built; then True where orjson writes the values (see `left_to_pydantic`).
-        self._fast: bool | None = None
+        self._serialization = serialization
+        self._built = False
+        self._table: Table | None = None
+        self._root: type[BaseModel] | None = None
         self.left_to_pydantic: str | None = None
 
     def build(self) -> str | None:
-        """Build the orjson path if not yet; return why pydantic writes every value, or None."""
-        if self._fast is None:
-            self._fast = False
+        """Build the class table if not yet; return why pydantic writes every value, or None."""
+        if not self._built:
+            self._built = True
             try:
-                schema = TypeAdapter(self._annotation).core_schema
-                if writes_nan(schema):
-                    dump_json = self._dump_json
-                    self._dump_json = lambda value: without_nan(dump_json(value))
-                if self._selective:
-                    self.left_to_pydantic = (
-                        "a setting leaves fields out (include, exclude, exclude_*)"
-                    )
-                else:
-                    self._check, self._root, models = declared(schema)
-                    self._default = default_for(models, self._by_alias)
-            except NotPlainError:
-                self.left_to_pydantic = "pydantic's JSON of the type is not provably orjson's"
+                self._table = self._build()
+            except NotPlainError as error:
+                why = f" ({error})" if error.args else ""
+                self.left_to_pydantic = f"pydantic's JSON of the type is not provably orjson's{why}"
+            except ContextualError as error:
+                self.left_to_pydantic = f"{error} has ser_json_* settings"
             except PydanticUserError as error:
                 # Not fully defined (a forward reference to a class local to a function): FastAPI
                 # serves the app and answers 500 for each value; `dump_json` raises the same.
                 self.left_to_pydantic = f"the type is not fully defined: {error}"
             except Exception as error:  # never fail where FastAPI serves
                 self.left_to_pydantic = f"no encoder could be built: {error!r}"
-            self._fast = self.left_to_pydantic is None
             if self.left_to_pydantic is not None:
                 logger.debug(
                     "%r is written by pydantic's serializer: %s",
@@ -114,6 +98,19 @@ class TypedEncoder:
                     self.left_to_pydantic,
                 )
         return self.left_to_pydantic
+
+    def _build(self) -> Table | None:
+        schema = TypeAdapter(self._annotation).core_schema
+        if writes_nan(schema):
+            dump_json = self._dump_json
+            self._dump_json = lambda value: without_nan(dump_json(value))
+        if self._serialization.selective:
+            self.left_to_pydantic = "a setting leaves fields out (include, exclude, exclude_*)"
+            return None
+        roots = declared_models(schema, {})
+        if isinstance(self._annotation, type) and issubclass(self._annotation, BaseModel):
+            self._root = self._annotation
+        return table(roots, self._serialization.by_alias)
 
     def encode(self, value: Any) -> bytes:
         """Validate `value` and return its JSON.
@@ -126,22 +123,22 @@ class TypedEncoder:
 
     def serialize(self, value: Any) -> bytes:
         """Return the JSON of an already validated `value`."""
-        fast = self._fast
-        if fast is None:
+        if not self._built:
             self.build()
-            fast = self._fast
-        if (
-            fast
-            and (self._root is None or type(value) is self._root)
-            and (self._check is None or self._check(value))
-        ):
-            default: Callable[[Any], Any] = self._default  # type: ignore[assignment]
-            option = encode_option(self._option)
+        found = self._table
+        if found is not None:
+            if self._root is not None and type(value) is not self._root:
+                # A subclass instance at the root, which validation passes through: written as
+                # the declared class, as pydantic writes it.
+                value = found.entries[self._root](value)
+            option = encode_option(self._serialization.option)
             try:
                 try:
-                    return orjson_models(value, default, option)
+                    return write(value, found.default, option, user_code=found.user_code)
                 except KeepResultsError:  # a model met at an `Any` position runs user code
-                    return keeping_results(lambda: orjson_models(value, default, option))
+                    return keeping_results(
+                        lambda: write(value, found.default, option, user_code=True)
+                    )
             except TypeError:
                 pass  # a lone surrogate, a model with `ser_json_*` settings...: pydantic decides
         return self._dump_json(value)

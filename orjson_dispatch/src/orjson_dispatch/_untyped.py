@@ -41,18 +41,16 @@ from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._models import (
+from orjson_dispatch._classes import is_sqlalchemy_key, model_json, model_python
+from orjson_dispatch._options import Serialization, encode_option, thaw
+from orjson_dispatch._results import (
     KeepResultsError,
-    is_sqlalchemy_key,
     keeping_results,
     kept,
-    model_json,
-    model_python,
     numpy_as_orjson,
     once,
     restart,
 )
-from orjson_dispatch._options import Serialization, encode_option, thaw
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
 

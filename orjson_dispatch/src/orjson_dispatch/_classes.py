@@ -1,0 +1,378 @@
+"""Class tables: orjson's own loop writes the models, one `default` call per model.
+
+A class table holds, for every model class reachable from a declared type (or from one class,
+for a model written as its own class), the function that returns what orjson writes for an
+instance (`entry`): the instance's `__dict__` itself where its keys are the class's fields and
+nothing is renamed, left out, converted or extra; else a dict built from it (aliases, `exclude`d
+fields, extra fields, the fields pydantic converts); else pydantic's conversion of the whole
+model. orjson calls the table's `default` for each model it meets, and for the few other values
+it does not write itself (datetimes, decimals, bytes: pydantic's type inference).
+
+A model of a class the table does not hold is written as the nearest class of its MRO that the
+table holds (a subclass instance where its parent is declared, as pydantic writes it), or else
+as its own class (a model held at an `Any` position or in extra fields), as pydantic's type
+inference writes it. Where a table holds both a class and one of its subclasses, the fields that
+declare the parent are converted by pydantic, which alone knows which class a position declares.
+Where the table's classes also hold positions that take any value (`Any`, `dict` values, extra
+fields), a subclass instance could be meant as either class: the value is written by pydantic
+(`AmbiguousClassError`), unless user code already ran for it, when it is written as the
+declared class, never with more fields than pydantic writes.
+
+Tables of one class live in that class's `__dict__` (never inherited), so that a class created
+per request is collected with its table: a registry keyed by class would keep every class alive.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import functools
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
+
+import orjson
+from pydantic import BaseModel
+from pydantic_core import to_json, to_jsonable_python
+
+from orjson_dispatch._options import encode_option
+from orjson_dispatch._plans import IncompleteError, NotPlainError, Plan, plan, whole
+from orjson_dispatch._results import (
+    AmbiguousClassError,
+    ContextualError,
+    KeepResultsError,
+    SqlalchemyKeyError,
+    exact,
+    kept,
+    numpy_as_orjson,
+    once,
+    restart,
+    without_nan,
+    write,
+)
+
+__all__ = [
+    "Table",
+    "class_table",
+    "is_sqlalchemy_key",
+    "model_json",
+    "model_python",
+    "pydantic_json",
+    "table",
+]
+
+Entry = Callable[[Any], Any]
+"""Returns what orjson writes for an instance: a dict, or pydantic's conversion of it."""
+
+
+class Table(NamedTuple):
+    """The models of a declared type, each class with its entry.
+
+    Attributes:
+        default: orjson's callback.
+        user_code: Some entry runs user code (a conversion by pydantic).
+        entries: Each class's entry.
+    """
+
+    default: Callable[[Any], Any]
+    user_code: bool
+    entries: dict[type[BaseModel], Entry]
+
+
+def table(
+    roots: Iterable[type[BaseModel]],
+    by_alias: bool,
+    *,
+    sqlalchemy: bool = False,
+    declared: bool = True,
+) -> Table:
+    """Return the table of `roots` and of every class their fields declare.
+
+    Args:
+        roots: The model classes a declared type holds at its plain positions.
+        by_alias: Write fields under their serialization alias.
+        sqlalchemy: FastAPI's untyped path: an entry raises `SqlalchemyKeyError` where an
+            instance holds a key `jsonable_encoder` drops.
+        declared: The roots are declared (a value may be of a subclass), not the values' own
+            classes.
+
+    Raises:
+        ContextualError: A class's JSON depends on where it is written.
+        NotPlainError: `declared`, and a root class has a subclass in the table: pydantic
+            alone knows which of them a value is written as.
+    """
+    roots = frozenset(roots)
+    plans: dict[type[BaseModel], Plan] = {}
+    pending = list(roots)
+    while pending:
+        cls = pending.pop()
+        if cls not in plans:
+            try:
+                plans[cls] = plan(cls, by_alias)
+            except IncompleteError:  # pydantic writes it; built again with the next table
+                plans[cls] = whole(cls, by_alias, "not fully defined")
+            pending.extend(plans[cls].models)
+    parents = {cls for cls in plans if any(o is not cls and issubclass(o, cls) for o in plans)}
+    if declared and not parents.isdisjoint(roots):
+        raise NotPlainError(f"{sorted(c.__qualname__ for c in parents)} have subclasses in it")
+    entries: dict[type[BaseModel], Entry] = {}
+    # The classes whose instances are usually written as their `__dict__`, with its keys: tested
+    # first, inline (a Python call less per model).
+    shapes: dict[type[BaseModel], Any] = {}
+    user_code = False
+    for cls, planned in plans.items():
+        by_parent = frozenset(n for n, models in planned.declared.items() if models & parents)
+        found = planned.converting(by_parent) if by_parent else planned
+        if by_parent:
+            entries[cls] = _entry(found, sqlalchemy)
+        else:
+            entries[cls] = _class_entry(found, by_alias, sqlalchemy)
+        if found.as_held and not (sqlalchemy and found.free):
+            shapes[cls] = dict.fromkeys(found.fields).keys()
+        user_code = user_code or bool(found.whole or found.converted)
+    ambiguous = any(found.extras or found.free for found in plans.values())
+    stranger = functools.partial(_stranger, entries, by_alias, sqlalchemy, ambiguous)
+    find, shape_of = entries.get, shapes.get
+
+    def default(value: Any) -> Any:
+        cls = type(value)
+        shape = shape_of(cls)
+        if shape is not None:
+            held = value.__dict__
+            # Exactly the fields, as validation and `construct` leave them (not a missing field,
+            # a `cached_property`'s value): the instance's own dict. Extra fields are a
+            # model's attribute, None where they are not allowed.
+            if held.keys() == shape and not value.__pydantic_extra__:
+                return held
+        entry = find(cls)
+        return stranger(value) if entry is None else entry(value)
+
+    return Table(default, user_code, entries)
+
+
+def class_table(cls: type[BaseModel], by_alias: bool, *, sqlalchemy: bool = False) -> Table | None:
+    """Return the table writing instances of `cls` as their own class, kept on `cls`.
+
+    None where pydantic writes them whole (`ser_json_*` settings).
+    """
+    key = ("table", by_alias, sqlalchemy)
+    kept_here = _kept(cls)
+    if key not in kept_here:
+        try:
+            kept_here[key] = table((cls,), by_alias, sqlalchemy=sqlalchemy, declared=False)
+        except ContextualError:
+            kept_here[key] = None
+    found: Table | None = kept_here[key]
+    return found
+
+
+def _kept(cls: type[BaseModel]) -> dict[Any, Any]:
+    """Return what is kept on `cls` itself, in its own `__dict__`."""
+    held: dict[Any, Any] | None = cls.__dict__.get("__orjson_dispatch__")
+    if held is None:
+        held = {}
+        type.__setattr__(cls, "__orjson_dispatch__", held)
+    return held
+
+
+def _class_entry(found: Plan, by_alias: bool, sqlalchemy: bool) -> Entry:
+    key = ("entry", by_alias, sqlalchemy)
+    kept_here = _kept(found.cls)
+    entry: Entry | None = kept_here.get(key)
+    if entry is None:
+        entry = _entry(found, sqlalchemy)
+        if found.whole != "not fully defined":
+            kept_here[key] = entry
+    return entry
+
+
+def _entry(found: Plan, sqlalchemy: bool) -> Entry:
+    """Return the entry of the instances of `found.cls` (see the module docstring)."""
+    whole_model = _whole_model(found.cls, found.by_alias, sqlalchemy)
+    if found.whole:
+        return whole_model
+    if sqlalchemy and any(is_sqlalchemy_key(key) for key in found.keys.values()):
+        return whole_model  # an alias `jsonable_encoder` drops: pydantic's dict is looked at whole
+    fields = dict.fromkeys(found.fields).keys()
+    keys = found.keys
+    converted = [(name, keys[name], convert) for name, convert in found.converted.items()]
+    free = found.free if sqlalchemy else ()
+    extras = found.extras
+    # The instance's own dict, where validation made it: its keys exactly the fields.
+    as_held = not converted and keys == {name: name for name in found.fields}
+
+    def entry(model: Any) -> Any:
+        held = model.__dict__
+        extra = model.__pydantic_extra__ if extras else None
+        for name in free:
+            _found_sqlalchemy_key(held.get(name))
+        if as_held and not extra and held.keys() == fields:
+            return held
+        out = {keys[name]: value for name, value in held.items() if name in keys}
+        for name, key, convert in converted:
+            if name in held:
+                out[key] = once(model, name, convert, held[name])
+                if sqlalchemy:
+                    _found_sqlalchemy_key(out[key])
+        if extra:
+            if not extra.keys().isdisjoint(out):
+                return whole_model(model)  # pydantic writes both keys
+            if sqlalchemy:
+                _found_sqlalchemy_key(extra)
+            out.update(extra)
+        return out
+
+    return entry
+
+
+def _stranger(
+    entries: dict[type[BaseModel], Entry],
+    by_alias: bool,
+    sqlalchemy: bool,
+    ambiguous: bool,
+    value: Any,
+) -> Any:
+    """Write a value the table has no entry for (see the module docstring)."""
+    if isinstance(value, BaseModel):
+        for cls in type(value).__mro__[1:]:
+            entry = entries.get(cls)
+            if entry is not None:
+                if ambiguous and not kept():
+                    raise AmbiguousClassError(type(value).__qualname__)
+                return entry(value)
+        own = class_table(type(value), by_alias, sqlalchemy=sqlalchemy)
+        if own is None:
+            raise ContextualError(type(value).__qualname__)
+        if own.user_code and not kept():
+            raise KeepResultsError(type(value).__qualname__)
+        return orjson.Fragment(write(value, own.default, encode_option(), user_code=own.user_code))
+    if isinstance(value, _SCALARS):  # one of pydantic's scalars, as orjson writes its text
+        return to_jsonable_python(value, by_alias=by_alias, fallback=numpy_as_orjson)
+    # Anything else (a set, an iterable, a dict subclass) as pydantic's JSON, read once.
+    body = to_json(value, by_alias=by_alias, inf_nan_mode="null", fallback=numpy_as_orjson)
+    if sqlalchemy and b'"_sa' in body:
+        raise SqlalchemyKeyError(type(value).__qualname__)
+    return orjson.Fragment(body)
+
+
+# What pydantic's type inference writes as one JSON scalar (an enum: its value), and a str, int
+# or float subclass that orjson hands over (OPT_PASSTHROUGH_SUBCLASS).
+_SCALARS = (
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    decimal.Decimal,
+    uuid.UUID,
+    bytes,
+    enum.Enum,
+    str,
+    int,
+    float,
+)
+
+
+def model_json(model: BaseModel, *, by_alias: bool, sqlalchemy: bool = False) -> bytes:
+    """Return the JSON of `model.model_dump_json(by_alias=...)`, NaN written null.
+
+    Raises:
+        SqlalchemyKeyError: With `sqlalchemy`, `model` holds a key `jsonable_encoder` drops.
+        KeepResultsError: Its class runs user code and results are not kept.
+    """
+    own = class_table(type(model), by_alias, sqlalchemy=sqlalchemy)
+    if own is not None:
+        if sqlalchemy and own.user_code and not kept():  # FastAPI's untyped path: see `_untyped`
+            raise KeepResultsError(type(model).__qualname__)
+        try:
+            return write(model, own.default, encode_option(), user_code=own.user_code)
+        except TypeError as error:
+            if not isinstance(restart(error), (AmbiguousClassError, type(None))):
+                raise
+    body = pydantic_json(model, by_alias=by_alias)
+    if sqlalchemy and b'"_sa' in body:
+        raise SqlalchemyKeyError(type(model).__qualname__)
+    return body
+
+
+def model_python(model: BaseModel, *, by_alias: bool) -> Any:
+    """Return what `model.model_dump(mode="json", by_alias=...)` holds, for orjson to write.
+
+    Integers beyond 64 bits are Fragments of their digits.
+
+    Raises:
+        KeepResultsError: Its class runs user code and results are not kept.
+    """
+    own = class_table(type(model), by_alias)
+    if own is not None:
+        if own.user_code and not kept():
+            raise KeepResultsError(type(model).__qualname__)
+        try:
+            return exact(model, own.default)
+        except TypeError as error:
+            # Two keys written alike (pydantic's dict keeps the last), an ambiguous class.
+            if not isinstance(restart(error), (AmbiguousClassError, type(None))):
+                raise
+    return _whole_model(type(model), by_alias, sqlalchemy=False)(model)
+
+
+def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
+    """Return pydantic's JSON of `model`, NaN and infinities written as null (strict JSON).
+
+    The body is looked at, not the class's schema: a model held by a field declared `Any` has
+    settings of its own (`ser_json_inf_nan="constants"`), which some pydantic releases apply.
+    """
+    body = model.__pydantic_serializer__.to_json(model, by_alias=by_alias, fallback=numpy_as_orjson)
+    return without_nan(body)
+
+
+def _whole_model(cls: type[BaseModel], by_alias: bool, sqlalchemy: bool) -> Entry:
+    """Return pydantic's conversion of instances written as `cls`, in JSON mode, run once.
+
+    `cls`'s own serializer: an instance of a subclass is written as `cls` (pydantic's
+    serializer of the subclass would write its fields too). Run once per response (`once`): it
+    runs the model's user code.
+    """
+
+    def convert(model: Any) -> Any:
+        # Read at each call: a class not fully defined yet has a stand-in until it is.
+        return cls.__pydantic_serializer__.to_python(
+            model, mode="json", by_alias=by_alias, fallback=numpy_as_orjson
+        )
+
+    def entry(model: Any) -> Any:
+        converted = once(model, cls.__qualname__, convert, model)
+        if sqlalchemy:
+            _found_sqlalchemy_key(converted)
+        return converted
+
+    return entry
+
+
+def is_sqlalchemy_key(key: Any) -> bool:
+    """Tell whether `jsonable_encoder(sqlalchemy_safe=True)` drops this dict key."""
+    return isinstance(key, str) and key.startswith("_sa")
+
+
+def _found_sqlalchemy_key(value: Any) -> None:
+    """Raise `SqlalchemyKeyError` where `value` holds, at any depth, a key FastAPI drops.
+
+    Models are not looked into: orjson hands each to the `default` callback, which checks it.
+    """
+    if value is None:
+        return
+    try:
+        # orjson writes plain data at memory speed; a Python walk costs a step per item.
+        if b'"_sa' not in orjson.dumps(value):
+            return
+    except TypeError:
+        pass  # a model, a set, a big int, a non-str key...: walked
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if is_sqlalchemy_key(key):
+                    raise SqlalchemyKeyError(key)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
