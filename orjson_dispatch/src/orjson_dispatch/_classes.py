@@ -190,6 +190,9 @@ def _class_entry(found: Plan, by_alias: bool, sqlalchemy: bool) -> Entry:
 def _entry(found: Plan, sqlalchemy: bool) -> Entry:
     """Return the entry of the instances of `found.cls` (see the module docstring)."""
     whole_model = _whole_model(found.cls, found.by_alias, sqlalchemy)
+    # An extra field holding a written field's key (the SDKs' `construct` keeps an alias's key
+    # as an extra too): pydantic's JSON writer writes both keys, its conversion to a dict one.
+    repeated = whole_model if sqlalchemy else _whole_json(found.cls, found.by_alias)
     if found.whole:
         return whole_model
     if sqlalchemy and any(is_sqlalchemy_key(key) for key in found.keys.values()):
@@ -217,7 +220,7 @@ def _entry(found: Plan, sqlalchemy: bool) -> Entry:
                     _found_sqlalchemy_key(out[key])
         if extra:
             if not extra.keys().isdisjoint(out):
-                return whole_model(model)  # pydantic writes both keys
+                return repeated(model)
             if sqlalchemy:
                 _found_sqlalchemy_key(extra)
             out.update(extra)
@@ -344,6 +347,21 @@ def _whole_model(cls: type[BaseModel], by_alias: bool, sqlalchemy: bool) -> Entr
         if sqlalchemy:
             _found_sqlalchemy_key(converted)
         return converted
+
+    return entry
+
+
+def _whole_json(cls: type[BaseModel], by_alias: bool) -> Entry:
+    """Return pydantic's JSON of instances written as `cls`, as a Fragment, run once."""
+
+    def convert(model: Any) -> bytes:
+        json: bytes = cls.__pydantic_serializer__.to_json(
+            model, by_alias=by_alias, fallback=numpy_as_orjson
+        )
+        return json
+
+    def entry(model: Any) -> Any:
+        return orjson.Fragment(once(model, f"{cls.__qualname__} JSON", convert, model))
 
     return entry
 
