@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import pydantic
 import pytest
+from orjson_dispatch._sqlalchemy import may_hold_sqlalchemy_key
 from pydantic import BaseModel, Field, PlainSerializer, computed_field
 
 from orjson_dispatch import _untyped, dumps
@@ -74,7 +75,7 @@ def test_sqlalchemy_keys_in_models_are_dropped_as_fastapi_drops_them(name: str) 
 
 def test_a_model_body_is_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
     searched: list[bytes] = []
-    search = _untyped.may_hold_sqlalchemy_key
+    search = may_hold_sqlalchemy_key
 
     def searching(body: bytes) -> bool:
         searched.append(body)

@@ -29,12 +29,12 @@ import decimal
 import enum
 import functools
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
 import orjson
 from pydantic import BaseModel
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from orjson_dispatch._options import encode_option
 from orjson_dispatch._plans import IncompleteError, NotPlainError, Plan, plan, whole
@@ -42,7 +42,6 @@ from orjson_dispatch._results import (
     AmbiguousClassError,
     ContextualError,
     KeepResultsError,
-    SqlalchemyKeyError,
     exact,
     kept,
     numpy_as_orjson,
@@ -51,11 +50,16 @@ from orjson_dispatch._results import (
     without_nan,
     write,
 )
+from orjson_dispatch._sqlalchemy import (
+    SqlalchemyKeyError,
+    found_sqlalchemy_key,
+    is_sqlalchemy_key,
+)
 
 __all__ = [
     "Table",
     "class_table",
-    "is_sqlalchemy_key",
+    "kept_on",
     "model_json",
     "model_python",
     "pydantic_json",
@@ -157,7 +161,7 @@ def class_table(cls: type[BaseModel], by_alias: bool, *, sqlalchemy: bool = Fals
     None where pydantic writes them whole (`ser_json_*` settings).
     """
     key = ("table", by_alias, sqlalchemy)
-    kept_here = _kept(cls)
+    kept_here = kept_on(cls)
     if key not in kept_here:
         try:
             kept_here[key] = table((cls,), by_alias, sqlalchemy=sqlalchemy, declared=False)
@@ -167,7 +171,7 @@ def class_table(cls: type[BaseModel], by_alias: bool, *, sqlalchemy: bool = Fals
     return found
 
 
-def _kept(cls: type[BaseModel]) -> dict[Any, Any]:
+def kept_on(cls: type[BaseModel]) -> dict[Any, Any]:
     """Return what is kept on `cls` itself, in its own `__dict__`."""
     held: dict[Any, Any] | None = cls.__dict__.get("__orjson_dispatch__")
     if held is None:
@@ -178,7 +182,7 @@ def _kept(cls: type[BaseModel]) -> dict[Any, Any]:
 
 def _class_entry(found: Plan, by_alias: bool, sqlalchemy: bool) -> Entry:
     key = ("entry", by_alias, sqlalchemy)
-    kept_here = _kept(found.cls)
+    kept_here = kept_on(found.cls)
     entry: Entry | None = kept_here.get(key)
     if entry is None:
         entry = _entry(found, sqlalchemy)
@@ -209,7 +213,7 @@ def _entry(found: Plan, sqlalchemy: bool) -> Entry:
         held = model.__dict__
         extra = model.__pydantic_extra__ if extras else None
         for name in free:
-            _found_sqlalchemy_key(held.get(name))
+            found_sqlalchemy_key(held.get(name))
         if as_held and not extra and held.keys() == fields:
             return held
         out = {keys[name]: value for name, value in held.items() if name in keys}
@@ -217,12 +221,12 @@ def _entry(found: Plan, sqlalchemy: bool) -> Entry:
             if name in held:
                 out[key] = once(model, name, convert, held[name])
                 if sqlalchemy:
-                    _found_sqlalchemy_key(out[key])
+                    found_sqlalchemy_key(out[key])
         if extra:
             if not extra.keys().isdisjoint(out):
                 return repeated(model)
             if sqlalchemy:
-                _found_sqlalchemy_key(extra)
+                found_sqlalchemy_key(extra)
             out.update(extra)
         return out
 
@@ -250,10 +254,16 @@ def _stranger(
         if own.user_code and not kept():
             raise KeepResultsError(type(value).__qualname__)
         return orjson.Fragment(write(value, own.default, encode_option(), user_code=own.user_code))
-    if isinstance(value, _SCALARS):  # one of pydantic's scalars, as orjson writes its text
+    if isinstance(value, (*_SCALARS, Iterator)):
+        # One of pydantic's scalars, or an iterator (read once, here): pydantic's inference.
         return to_jsonable_python(value, by_alias=by_alias, fallback=numpy_as_orjson)
-    # Anything else (a set, an iterable, a dict subclass) as pydantic's JSON, read once.
-    body = to_json(value, by_alias=by_alias, inf_nan_mode="null", fallback=numpy_as_orjson)
+    try:
+        # A set, a dict subclass...: pydantic's own JSON, as `dump_json` writes it (NaN and
+        # infinities as null): a non-finite float key is written "None", twice in a dict with
+        # two such keys, where `to_jsonable_python` has "nan"/"inf"/"-inf".
+        body = to_json(value, by_alias=by_alias, inf_nan_mode="null", fallback=numpy_as_orjson)
+    except PydanticSerializationError:  # a lone surrogate: orjson refuses it, and decides
+        return to_jsonable_python(value, by_alias=by_alias, fallback=numpy_as_orjson)
     if sqlalchemy and b'"_sa' in body:
         raise SqlalchemyKeyError(type(value).__qualname__)
     return orjson.Fragment(body)
@@ -345,7 +355,7 @@ def _whole_model(cls: type[BaseModel], by_alias: bool, sqlalchemy: bool) -> Entr
     def entry(model: Any) -> Any:
         converted = once(model, cls.__qualname__, convert, model)
         if sqlalchemy:
-            _found_sqlalchemy_key(converted)
+            found_sqlalchemy_key(converted)
         return converted
 
     return entry
@@ -364,33 +374,3 @@ def _whole_json(cls: type[BaseModel], by_alias: bool) -> Entry:
         return orjson.Fragment(once(model, f"{cls.__qualname__} JSON", convert, model))
 
     return entry
-
-
-def is_sqlalchemy_key(key: Any) -> bool:
-    """Tell whether `jsonable_encoder(sqlalchemy_safe=True)` drops this dict key."""
-    return isinstance(key, str) and key.startswith("_sa")
-
-
-def _found_sqlalchemy_key(value: Any) -> None:
-    """Raise `SqlalchemyKeyError` where `value` holds, at any depth, a key FastAPI drops.
-
-    Models are not looked into: orjson hands each to the `default` callback, which checks it.
-    """
-    if value is None:
-        return
-    try:
-        # orjson writes plain data at memory speed; a Python walk costs a step per item.
-        if b'"_sa' not in orjson.dumps(value):
-            return
-    except TypeError:
-        pass  # a model, a set, a big int, a non-str key...: walked
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key in item:
-                if is_sqlalchemy_key(key):
-                    raise SqlalchemyKeyError(key)
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)

@@ -26,7 +26,6 @@ __all__ = [
     "ContextualError",
     "KeepResultsError",
     "RestartError",
-    "SqlalchemyKeyError",
     "exact",
     "keeping_results",
     "kept",
@@ -42,13 +41,6 @@ class RestartError(TypeError):
     """The value is written again from its start, another way, before any user code ran twice.
 
     Every caller that catches TypeError passes it on (`restart`).
-    """
-
-
-class SqlalchemyKeyError(RestartError):
-    """A value holds a dict key that FastAPI's untyped path drops (SQLAlchemy's `_sa` state).
-
-    The value is then written by the exact path.
     """
 
 
@@ -162,6 +154,7 @@ def exact(value: Any, default: Callable[[Any], Any]) -> Any:
 
     Raises:
         TypeError: Two keys of one dict are written alike (pydantic writes both).
+        UnicodeEncodeError: A key holds a lone surrogate (pydantic refuses it).
     """
     kind = type(value)
     if kind is int:
@@ -169,10 +162,7 @@ def exact(value: Any, default: Callable[[Any], Any]) -> Any:
     if kind in (str, float, bool) or value is None or kind is orjson.Fragment:
         return value
     if kind is dict:
-        converted = {
-            key if type(key) is str else _pydantic_key(key): exact(item, default)
-            for key, item in value.items()
-        }
+        converted = {_key(key): exact(item, default) for key, item in value.items()}
         if len(converted) != len(value):
             raise TypeError("two keys written alike")
         return converted
@@ -181,6 +171,18 @@ def exact(value: Any, default: Callable[[Any], Any]) -> Any:
     if kind.__module__ == "numpy":
         return value  # orjson writes it (OPT_SERIALIZE_NUMPY)
     return exact(default(value), default)
+
+
+def _key(key: Any) -> str:
+    """Return the object key pydantic writes for a dict key.
+
+    Raises:
+        UnicodeEncodeError: A str key holds a lone surrogate, which pydantic refuses.
+    """
+    if type(key) is not str:
+        return _pydantic_key(key)
+    key.encode()
+    return key
 
 
 def _pydantic_key(key: Any) -> str:

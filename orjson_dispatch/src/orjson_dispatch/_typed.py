@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, PydanticUserError, TypeAdapter
 
-from orjson_dispatch._classes import Table, table
+from orjson_dispatch._classes import Table, kept_on, table
 from orjson_dispatch._diagnostics import logger
 from orjson_dispatch._options import Serialization, encode_option
 from orjson_dispatch._plans import NotPlainError, declared_models, writes_nan
@@ -147,9 +147,16 @@ class TypedEncoder:
 def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder:
     """Return a `TypedEncoder` validating with a `TypeAdapter` of `annotation`.
 
-    Cached for hashable annotations and settings (at most 256, so that classes created on the
-    fly are not kept alive without bound).
+    Kept on a model class itself (it lives and dies with the class); cached for other hashable
+    annotations and settings (at most 256, so that types created on the fly are not kept alive
+    without bound).
     """
+    if type(annotation) is type(BaseModel) and issubclass(annotation, BaseModel):
+        held = kept_on(annotation)
+        encoder: TypedEncoder | None = held.get(serialization)
+        if encoder is None:
+            encoder = held[serialization] = _typed_encoder(annotation, "", serialization)
+        return encoder
     try:
         # `Union[A, B] == Union[B, A]`, but pydantic breaks ties between members by their order:
         # the repr tells them apart. A class is equal to itself only: no repr to build.

@@ -17,7 +17,6 @@ import datetime
 import functools
 import json
 import math
-import re
 from collections import deque
 from collections.abc import Callable
 from decimal import Decimal
@@ -41,7 +40,7 @@ from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
 from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch import _fastapi
-from orjson_dispatch._classes import is_sqlalchemy_key, model_json, model_python
+from orjson_dispatch._classes import model_json, model_python
 from orjson_dispatch._options import Serialization, encode_option, thaw
 from orjson_dispatch._results import (
     KeepResultsError,
@@ -51,6 +50,7 @@ from orjson_dispatch._results import (
     once,
     restart,
 )
+from orjson_dispatch._sqlalchemy import is_sqlalchemy_key, may_hold_sqlalchemy_key
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
 
@@ -267,7 +267,10 @@ def jsonable_leaf(value: Any) -> Any:
             for field in dataclasses.fields(value)
         }
     if isinstance(value, Enum):
-        return _enum_value(value)
+        # jsonable_encoder hands the value to `json.dumps` as it stands; it is encoded by its own
+        # rules here, where `json.dumps` fails (500) on a Decimal, a date, a set: a deliberate
+        # difference, as for the enums orjson reads itself.
+        return value.value
     if isinstance(value, PurePath):
         return str(value)
     if isinstance(value, PydanticUndefinedType):
@@ -293,16 +296,6 @@ def jsonable_leaf(value: Any) -> Any:
         if isinstance(value, classes):
             return encoder(value)
     return _mapping_or_attributes(value)
-
-
-def _enum_value(member: Enum) -> Any:
-    """Return `member.value`, which jsonable_encoder hands to `json.dumps` as it stands.
-
-    The value is then encoded by its own rules, where FastAPI's `json.dumps` fails (500) on a
-    value it cannot write (a Decimal, a date, a set): a deliberate difference, as for the enums
-    orjson reads itself.
-    """
-    return member.value
 
 
 def _as_copied(value: Any) -> Any:
@@ -385,7 +378,7 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
         )
         return to_jsonable(dumped, inner)
     if isinstance(value, Enum):
-        return to_jsonable(_enum_value(value), inner)
+        return to_jsonable(value.value, inner)
     if type(value) in (str, float, bool) or value is None:
         return value
     if type(value) is int:
@@ -453,40 +446,3 @@ def _key(key: Any, serialization: Serialization) -> str:
         return int.__repr__(converted)
     msg = f"keys must be str, int, float, bool or None, not {type(key).__qualname__}"
     raise TypeError(msg)
-
-
-def may_hold_sqlalchemy_key(body: bytes) -> bool:
-    """Tell whether a JSON document may hold a key that `jsonable_encoder` would have dropped.
-
-    FastAPI drops every dict key that begins with `_sa` (SQLAlchemy's instance state). Looking
-    for `"_sa` in the encoded body costs far less than walking the value; a string value that
-    begins with `_sa` is a false alarm that only sends the value down the exact path.
-    """
-    # A regular expression scans about 3.5 GB/s whatever the text. Jumping from one "_" to the
-    # next is memchr, faster still, but costs a Python step (~0.2 us) per underscore: it is
-    # worth it while underscores are sparse (keys around long arrays of numbers). Walk at most
-    # as many underscores as the regular expression would cost, then let it scan the rest.
-    steps = len(body) // _BYTES_PER_STEP
-    if not steps:  # a small body (a stream's chunk): one search in C, nothing to set up
-        return b'"_sa' in body
-    find = body.find
-    position = find(b"_")
-    for _ in range(steps):
-        if position == -1:
-            return False
-        if body[position - 1 : position] == b'"' and body[position + 1 : position + 3] == b"sa":
-            return True
-        position = find(b"_", position + 1)
-    if position == -1:
-        return False
-    # `_sa`, not `"_sa`: the scan for the first byte of the pattern runs in C, and quotes are
-    # dense in text where underscores are not; the rare `_sa` inside a word is looked past.
-    for match in _SQLALCHEMY_KEY.finditer(body, position):
-        if body[match.start() - 1 : match.start()] == b'"':
-            return True
-    return False
-
-
-# How many bytes the regular expression scans in the time of one Python step of the walk.
-_BYTES_PER_STEP = 700
-_SQLALCHEMY_KEY = re.compile(rb"_sa")
