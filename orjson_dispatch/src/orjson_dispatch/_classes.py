@@ -121,9 +121,9 @@ def table(
     if declared and not parents.isdisjoint(roots):
         raise NotPlainError(f"{sorted(c.__qualname__ for c in parents)} have subclasses in it")
     entries: dict[type[BaseModel], Entry] = {}
-    # The classes whose instances are usually written as their `__dict__`, with its keys: tested
-    # first, inline (a Python call less per model).
-    shapes: dict[type[BaseModel], Any] = {}
+    # The classes whose instances are usually written as their `__dict__`, with its size:
+    # tested first, inline (a Python call less per model).
+    sizes: dict[type[BaseModel], int] = {}
     user_code = False
     for cls, planned in plans.items():
         by_parent = frozenset(n for n, models in planned.declared.items() if models & parents)
@@ -132,22 +132,24 @@ def table(
             entries[cls] = _entry(found, sqlalchemy)
         else:
             entries[cls] = _class_entry(found, by_alias, sqlalchemy)
-        if found.as_held and not (sqlalchemy and found.free):
-            shapes[cls] = dict.fromkeys(found.fields).keys()
+        if found.as_held and not found.cached and not (sqlalchemy and found.free):
+            sizes[cls] = len(found.fields)
         user_code = user_code or bool(found.whole or found.converted)
     ambiguous = any(found.extras or found.free for found in plans.values())
     stranger = functools.partial(_stranger, entries, by_alias, sqlalchemy, ambiguous)
-    find, shape_of = entries.get, shapes.get
+    find, size_of = entries.get, sizes.get
 
     def default(value: Any) -> Any:
         cls = type(value)
-        shape = shape_of(cls)
-        if shape is not None:
+        size = size_of(cls)
+        # As many keys as fields, as validation and `construct` leave `__dict__` (not a missing
+        # field): the instance's own dict. Comparing the keys themselves would cost a model's
+        # time again; a key is put into `__dict__` beside the fields only behind pydantic's
+        # back, or by a `cached_property` (such classes compare their keys, in their entry).
+        # Extra fields are a model's attribute, None where they are not allowed.
+        if size is not None:
             held = value.__dict__
-            # Exactly the fields, as validation and `construct` leave them (not a missing field,
-            # a `cached_property`'s value): the instance's own dict. Extra fields are a
-            # model's attribute, None where they are not allowed.
-            if held.keys() == shape and not value.__pydantic_extra__:
+            if len(held) == size and not value.__pydantic_extra__:
                 return held
         entry = find(cls)
         return stranger(value) if entry is None else entry(value)

@@ -175,6 +175,8 @@ class Plan:
         declared: The model classes each plain written field declares, by field name.
         free: The fields whose values may hold dict keys of any text (`dict`, `Any`).
         whole: pydantic converts the class whole (why, else empty).
+        cached: The class has a `functools.cached_property`, whose value is kept in the
+            instance's `__dict__` beside the fields.
     """
 
     cls: type[BaseModel]
@@ -186,6 +188,7 @@ class Plan:
     declared: Mapping[str, frozenset[type[BaseModel]]] = dataclasses.field(default_factory=dict)
     free: tuple[str, ...] = ()
     whole: str = ""
+    cached: bool = False
     _serializer: Callable[[str], Convert] | None = dataclasses.field(default=None, repr=False)
 
     @property
@@ -281,6 +284,11 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
         if _free_keys(field["schema"], definitions):
             free.append(name)
     extras = (fields.get("extra_behavior") or config.get("extra_fields_behavior")) == "allow"
+    cached = any(
+        isinstance(attribute, functools.cached_property)
+        for klass in cls.__mro__
+        for attribute in vars(klass).values()
+    )
     return Plan(
         cls,
         by_alias,
@@ -290,6 +298,7 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
         extras=extras,
         declared=declared,
         free=tuple(free),
+        cached=cached,
         _serializer=serializer,
     )
 
