@@ -112,7 +112,7 @@ def keeping_results(write: Callable[[], bytes]) -> bytes:
         _RESULTS.reset(token)
 
 
-def write(value: Any, default: Callable[[Any], Any], option: int, *, user_code: bool) -> bytes:
+def write(value: Any, default: Callable[[Any], Any], option: int, user_code: bool) -> bytes:
     """Return orjson's JSON of `value`, what orjson does not write itself handed to `default`.
 
     Args:
@@ -128,7 +128,7 @@ def write(value: Any, default: Callable[[Any], Any], option: int, *, user_code: 
             surrogate, a cycle, deep nesting).
     """
     if user_code and _RESULTS.get() is None:
-        return keeping_results(lambda: write(value, default, option, user_code=True))
+        return keeping_results(lambda: write(value, default, option, True))
     try:
         return orjson.dumps(value, default=default, option=option)
     except TypeError as error:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter
 
 from orjson_dispatch._classes import Table, kept_on, table
 from orjson_dispatch._diagnostics import logger
-from orjson_dispatch._options import Serialization, encode_option
+from orjson_dispatch._options import DEFAULTS, Serialization, encode_option
 from orjson_dispatch._plans import NotPlainError, declared_models, writes_nan
 from orjson_dispatch._results import (
     ContextualError,
@@ -134,11 +134,9 @@ class TypedEncoder:
             option = encode_option(self._serialization.option)
             try:
                 try:
-                    return write(value, found.default, option, user_code=found.user_code)
+                    return write(value, found.default, option, found.user_code)
                 except KeepResultsError:  # a model met at an `Any` position runs user code
-                    return keeping_results(
-                        lambda: write(value, found.default, option, user_code=True)
-                    )
+                    return keeping_results(lambda: write(value, found.default, option, True))
             except TypeError:
                 pass  # a lone surrogate, a model with `ser_json_*` settings...: pydantic decides
         return self._dump_json(value)
@@ -151,11 +149,13 @@ def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder
     annotations and settings (at most 256, so that types created on the fly are not kept alive
     without bound).
     """
-    if type(annotation) is type(BaseModel) and issubclass(annotation, BaseModel):
+    if type(annotation) is _MODEL_CLASS:
         held = kept_on(annotation)
-        encoder: TypedEncoder | None = held.get(serialization)
+        # FastAPI's defaults, the common call, by a key hashed in C.
+        key = ("typed", None if serialization is DEFAULTS else serialization)
+        encoder: TypedEncoder | None = held.get(key)
         if encoder is None:
-            encoder = held[serialization] = _typed_encoder(annotation, "", serialization)
+            encoder = held[key] = _typed_encoder(annotation, "", serialization)
         return encoder
     try:
         # `Union[A, B] == Union[B, A]`, but pydantic breaks ties between members by their order:
@@ -165,6 +165,9 @@ def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder
         return _cached_typed_encoder(annotation, order, serialization)
     except TypeError:  # an unhashable annotation: build it each time
         return _typed_encoder(annotation, "", serialization)
+
+
+_MODEL_CLASS = type(BaseModel)  # pydantic's model metaclass
 
 
 def _typed_encoder(annotation: Any, order: str, serialization: Serialization) -> TypedEncoder:
