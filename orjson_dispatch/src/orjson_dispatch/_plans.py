@@ -24,7 +24,7 @@ import dataclasses
 import functools
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 from pydantic_core import SchemaSerializer
@@ -33,10 +33,11 @@ from orjson_dispatch._results import ContextualError, numpy_as_orjson
 
 __all__ = [
     "PYDANTIC_MODELS",
+    "Declared",
     "IncompleteError",
     "NotPlainError",
     "Plan",
-    "declared_models",
+    "declared",
     "plan",
     "whole",
     "writes_nan",
@@ -101,13 +102,27 @@ class NotPlainError(Exception):
     """pydantic's JSON of the schema is not provably what orjson writes."""
 
 
-def declared_models(schema: Any, definitions: Mapping[str, Any]) -> frozenset[type[BaseModel]]:
-    """Return the model classes a plain schema declares (not those of their fields).
+class Declared(NamedTuple):
+    """What a plain schema declares.
+
+    Attributes:
+        models: The model classes it declares (not those of their fields).
+        free: Its values may hold dict keys of any text (`dict`, `Any`): FastAPI's untyped path
+            looks there for the keys it drops (`_sqlalchemy`).
+    """
+
+    models: frozenset[type[BaseModel]]
+    free: bool
+
+
+def declared(schema: Any, definitions: Mapping[str, Any]) -> Declared:
+    """Return what a plain schema declares.
 
     Raises:
         NotPlainError: The schema is not plain (see the module docstring).
     """
     found: set[type[BaseModel]] = set()
+    free = False
     seen: set[str] = set()
     stack = [schema]
     while stack:
@@ -115,6 +130,7 @@ def declared_models(schema: Any, definitions: Mapping[str, Any]) -> frozenset[ty
         if item.get("serialization") is not None:
             raise NotPlainError
         kind = item["type"]
+        free = free or kind in ("any", "dict", "function-plain")
         if kind == "definition-ref":
             ref = item["schema_ref"]
             if ref not in seen:  # a recursive type alias (pydantic's JsonValue) ends here
@@ -147,7 +163,7 @@ def declared_models(schema: Any, definitions: Mapping[str, Any]) -> frozenset[ty
                 raise NotPlainError  # enum members, bytes...
         elif kind not in _LEAVES:
             raise NotPlainError  # dataclasses, typed dicts, iterables, custom types...
-    return frozenset(found)
+    return Declared(frozenset(found), free)
 
 
 def _definitions(schema: Any) -> dict[str, Any]:
@@ -268,7 +284,7 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
     schema_definitions = {"type": "definitions", "definitions": [*definitions.values()]}
     keys: dict[str, str] = {}
     converted: dict[str, Convert] = {}
-    declared: dict[str, frozenset[type[BaseModel]]] = {}
+    declared_models: dict[str, frozenset[type[BaseModel]]] = {}
     free: list[str] = []
     for name, field in fields["fields"].items():
         if field.get("serialization_exclude_if") is not None or _reads_the_model(field):
@@ -277,11 +293,11 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
             continue
         keys[name] = (field.get("serialization_alias") if by_alias else None) or name
         try:
-            declared[name] = declared_models(field["schema"], definitions)
+            declared_models[name], is_free = declared(field["schema"], definitions)
         except NotPlainError:
             converted[name] = serializer(name)
             continue
-        if _free_keys(field["schema"], definitions):
+        if is_free:
             free.append(name)
     extras = (fields.get("extra_behavior") or config.get("extra_fields_behavior")) == "allow"
     cached = any(
@@ -296,7 +312,7 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
         keys=keys,
         converted=converted,
         extras=extras,
-        declared=declared,
+        declared=declared_models,
         free=tuple(free),
         cached=cached,
         _serializer=serializer,
@@ -318,33 +334,6 @@ def _reads_the_model(field: Any) -> bool:
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
-    return False
-
-
-def _free_keys(schema: Any, definitions: Mapping[str, Any]) -> bool:
-    """Tell whether values of a plain schema may hold dict keys of any text.
-
-    Nested models are not looked into (their own plans say).
-    """
-    stack, seen = [schema], set()
-    while stack:
-        item = stack.pop()
-        kind = item["type"]
-        if kind in ("any", "dict", "function-plain"):
-            return True
-        if kind == "definition-ref" and item["schema_ref"] not in seen:
-            seen.add(item["schema_ref"])
-            stack.append(definitions[item["schema_ref"]])
-        elif kind == "definitions" or kind in _WRAPPERS:
-            stack.append(item["schema"])
-        elif kind in _ITEMS:
-            stack.append(item.get("items_schema", {"type": "any"}))
-        elif kind == "tuple":
-            stack.extend(item.get("items_schema", []))
-        elif kind == "union":
-            stack.extend(c[0] if isinstance(c, tuple) else c for c in item["choices"])
-        elif kind == "tagged-union":
-            stack.extend(item["choices"].values())
     return False
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, PydanticUserError, TypeAdapter
 from orjson_dispatch._classes import Table, kept_on, table
 from orjson_dispatch._diagnostics import logger
 from orjson_dispatch._options import DEFAULTS, Serialization, encode_option
-from orjson_dispatch._plans import NotPlainError, declared_models, writes_nan
+from orjson_dispatch._plans import NotPlainError, declared, writes_nan
 from orjson_dispatch._results import (
     ContextualError,
     KeepResultsError,
@@ -107,7 +107,7 @@ class TypedEncoder:
         if self._serialization.selective:
             self.left_to_pydantic = "a setting leaves fields out (include, exclude, exclude_*)"
             return None
-        roots = declared_models(schema, {})
+        roots = declared(schema, {}).models
         if isinstance(self._annotation, type) and issubclass(self._annotation, BaseModel):
             self._root = self._annotation
         return table(roots, self._serialization.by_alias)
