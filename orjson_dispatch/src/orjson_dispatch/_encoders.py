@@ -108,7 +108,6 @@ def _field_encoder(field: Any, serialization: Serialization) -> TypedEncoder:
 
     return TypedEncoder(
         field.field_info.annotation,
-        validate=functools.partial(_fastapi.validated, field),
         dump_json=dump_json,
         serialization=serialization,
     )

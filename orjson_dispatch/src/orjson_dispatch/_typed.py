@@ -40,7 +40,8 @@ class TypedEncoder:
 
     Args:
         annotation: The declared type.
-        validate: Returns the validated value or raises the validation error to report.
+        validate: Returns the validated value or raises the validation error to report; None
+            where the caller validates (FastAPI's response field): `encode` is then not used.
         dump_json: pydantic's exact serializer for the declared type, with every setting bound.
         serialization: The settings; with a selective one (include, exclude, exclude_*),
             pydantic serializes every value itself.
@@ -61,7 +62,7 @@ class TypedEncoder:
         self,
         annotation: Any,
         *,
-        validate: Callable[[Any], Any],
+        validate: Callable[[Any], Any] | None = None,
         dump_json: Callable[[Any], bytes],
         serialization: Serialization,
     ) -> None:
@@ -119,6 +120,7 @@ class TypedEncoder:
             Exception: What `validate` raises for a value that does not fit the declared type,
                 or pydantic's serialization error for a value it cannot serialize.
         """
+        assert self.validate is not None, "values of this encoder are validated by its caller"
         return self.serialize(self.validate(value))
 
     def serialize(self, value: Any) -> bytes:
