@@ -294,9 +294,11 @@ def test_unions_of_bulk_data_are_written_from_the_dict(fields: dict[str, Any]) -
     value = Vector.model_construct(**{"logprobs": None, "items": None, **fields})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pydantic warns of values of other types
+        # Constructed: ints in a `list[float]` are written as held (the contract's second tier),
+        # where pydantic before 2.9 converts them; the same numbers.
         expected = value.model_dump_json().encode()
-        assert model_json(value, by_alias=True) == expected
-        assert dumps(value) == fastapi_untyped(value)
+        assert json.loads(model_json(value, by_alias=True)) == json.loads(expected)
+        assert json.loads(dumps(value)) == json.loads(fastapi_untyped(value))
         validated = Vector.model_validate(fields)
         assert dumps(validated, response_model=Vector) == fastapi_typed(Vector, validated)
 
