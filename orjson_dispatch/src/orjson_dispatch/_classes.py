@@ -114,7 +114,7 @@ def table(
         if cls not in plans:
             try:
                 plans[cls] = plan(cls, by_alias)
-            except IncompleteError:  # pydantic writes it; built again with the next table
+            except IncompleteError:  # pydantic writes it in this table (its entry not kept)
                 plans[cls] = whole(cls, by_alias, "not fully defined")
             pending.extend(plans[cls].models)
     parents = {cls for cls in plans if any(o is not cls and issubclass(o, cls) for o in plans)}
