@@ -2,10 +2,10 @@
 
 SQLAlchemy keeps an instance's state under `_sa_instance_state`; FastAPI's untyped path
 (`jsonable_encoder(sqlalchemy_safe=True)`) drops such keys at any depth. A model's class table
-looks only where such a key can be (extra fields, `dict` and `Any` values, what pydantic
-converts); a returned dict or list, a free-key position throughout, has its body searched once
-orjson has written it. Where a key is found, the value is written by the exact path, which
-drops it.
+looks where such a key can be (extra fields, `dict` and `Any` values, what pydantic converts);
+every written body is searched once too, for a dict held where a model is declared (given to
+`model_construct`), which orjson writes as it is. Where a key is found, the value is written by
+the exact path, which drops it.
 """
 
 from __future__ import annotations

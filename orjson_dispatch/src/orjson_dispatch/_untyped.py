@@ -50,7 +50,11 @@ from orjson_dispatch._results import (
     once,
     restart,
 )
-from orjson_dispatch._sqlalchemy import is_sqlalchemy_key, may_hold_sqlalchemy_key
+from orjson_dispatch._sqlalchemy import (
+    SqlalchemyKeyError,
+    is_sqlalchemy_key,
+    may_hold_sqlalchemy_key,
+)
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
 
@@ -128,9 +132,13 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
                 and isinstance(value, BaseModel)
                 and type(value).model_dump is _MODEL_DUMP
             ):
-                # No fragment to copy, and no body to search: the class's code looks for `_sa`
-                # keys where they can be, in extras and `dict` or `Any` values.
-                return model_json(value, by_alias=serialization.by_alias, sqlalchemy=True)
+                # No fragment to copy. The class's code looks for `_sa` keys in extras, `dict`
+                # and `Any` values; the body is searched too, for a dict held where a model is
+                # declared (given to `model_construct`), which orjson writes as it is.
+                body = model_json(value, by_alias=serialization.by_alias, sqlalchemy=True)
+                if not may_hold_sqlalchemy_key(body):
+                    return body
+                raise SqlalchemyKeyError(type(value).__qualname__)
             body = orjson.dumps(
                 value,
                 default=_default(serialization.by_alias, bool(serialization.option & _LAYOUT)),

@@ -266,7 +266,8 @@ def walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
         elif isinstance(item, (list, tuple, set, frozenset, deque)):
             stack.extend(item)
         elif isinstance(item, BaseModel):
-            stack.extend([dict(item), item.__pydantic_extra__ or {}])
+            # iter(): `dict(model)` calls a field named `keys` (the mapping protocol).
+            stack.extend([dict(iter(item)), item.__pydantic_extra__ or {}])
         elif (dataclasses.is_dataclass(item) and not isinstance(item, type)) or isinstance(
             item, Attrs
         ):
