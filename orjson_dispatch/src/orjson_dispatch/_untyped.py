@@ -50,11 +50,7 @@ from orjson_dispatch._results import (
     once,
     restart,
 )
-from orjson_dispatch._sqlalchemy import (
-    SqlalchemyKeyError,
-    is_sqlalchemy_key,
-    may_hold_sqlalchemy_key,
-)
+from orjson_dispatch._sqlalchemy import is_sqlalchemy_key, may_hold_sqlalchemy_key
 
 __all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
 
@@ -132,18 +128,15 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
                 and isinstance(value, BaseModel)
                 and type(value).model_dump is _MODEL_DUMP
             ):
-                # No fragment to copy. The class's code looks for `_sa` keys in extras, `dict`
-                # and `Any` values; the body is searched too, for a dict held where a model is
-                # declared (given to `model_construct`), which orjson writes as it is.
+                # No fragment to copy. Its body is searched below as any other: a dict held
+                # where a model is declared (given to `model_construct`) is written as it is.
                 body = model_json(value, by_alias=serialization.by_alias, sqlalchemy=True)
-                if not may_hold_sqlalchemy_key(body):
-                    return body
-                raise SqlalchemyKeyError(type(value).__qualname__)
-            body = orjson.dumps(
-                value,
-                default=_default(serialization.by_alias, bool(serialization.option & _LAYOUT)),
-                option=encode_option(serialization.option),
-            )
+            else:
+                body = orjson.dumps(
+                    value,
+                    default=_default(serialization.by_alias, bool(serialization.option & _LAYOUT)),
+                    option=encode_option(serialization.option),
+                )
         except (TypeError, ValueError) as error:
             # A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's
             # writer refuses with a ValueError), a `_sa` key: the exact path decides.
