@@ -18,7 +18,9 @@ from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load
 SUITE = "keepalive"
 _APP, _KEEPALIVE = "benchmarks.keepalive:app", "uvicorn_keepalive:Protocol"
 CONFIGS = tuple(
-    ServerConfig(name, label, _APP, "/", http, workers, "asyncio" if "asyncio" in name else None)
+    ServerConfig(
+        name, label, _APP, "/", http, workers, "asyncio" if "asyncio" in name else "uvloop"
+    )
     for name, label, http, workers in (
         ("stock", "uvicorn HttpToolsProtocol, 1 worker", "httptools", 1),
         ("keepalive", "uvicorn_keepalive.Protocol, 1 worker", _KEEPALIVE, 1),

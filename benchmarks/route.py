@@ -27,8 +27,8 @@ from benchmarks.runner import (
     ROOT,
     Cell,
     ServerConfig,
-    fresh_runs,
     get,
+    interleaved,
     run_load,
     running,
 )
@@ -111,7 +111,7 @@ def measure(quick: bool, logs: Path) -> dict[str, Any]:
     generic = run_load(
         SUITE, CONFIGS, [Cell(ITEMS, 32)], settings, answer=lambda b: (None, items()), log_dir=logs
     )
-    first = fresh_runs(
+    first = interleaved(
         "first answer",
         FIRST,
         WHERE,

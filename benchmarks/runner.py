@@ -1,17 +1,17 @@
 """What every benchmark script shares: uvicorn servers, wrk, interleaved rounds.
 
 A configuration is one uvicorn process on 127.0.0.1 and a port the kernel picked free (bound to
-port 0), ``--http httptools`` (or the configuration's protocol class) and uvloop when installed,
-its output in a log whose tail is shown on failure. The configurations of a workload run back
-to back in each round, their order rotated by one each round, so that a ratio of two of them
-taken within one round cancels slow drifts of the machine; the median over the rounds then
-drops outliers. wrk, the C HTTP load generator, comes from the Debian package ``wrk``
-(``scripts/system-packages``); the ``done`` hook of ``wrk_report.lua`` prints exact counts.
+port 0), ``--http httptools`` (or the configuration's protocol class) and uvloop (or the
+configuration's loop), its output in a log whose tail is shown on failure. The configurations
+of a workload run back to back in each round, their order rotated by one each round, so that a
+ratio of two of them taken within one round cancels slow drifts of the machine; the median over
+the rounds then drops outliers. wrk, the C HTTP load generator, comes from the Debian package
+``wrk`` (``scripts/system-packages``); the ``done`` hook of ``wrk_report.lua`` prints exact
+counts.
 """
 
 import contextlib
 import http.client
-import importlib.util
 import json
 import math
 import os
@@ -25,11 +25,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent  # servers run there to import benchmarks.*
 _LUA = Path(__file__).with_name("wrk_report.lua")
-_C = TypeVar("_C")
 
 
 class ServerError(RuntimeError):
@@ -44,8 +43,8 @@ class WrkError(RuntimeError):
 class ServerConfig:
     """One way to run a server; ``name`` is its key in URLs and results, ``label`` in tables.
 
-    ``path`` is the endpoint's (``{body}`` stands for the body's name); ``loop`` None is uvloop
-    when installed; ``framing`` is a stream's (``jsonl`` or ``sse``).
+    ``path`` is the endpoint's (``{body}`` stands for the body's name); ``framing`` is a
+    stream's (``jsonl`` or ``sse``).
     """
 
     name: str
@@ -54,7 +53,7 @@ class ServerConfig:
     path: str
     http: str = "httptools"
     workers: int = 1
-    loop: str | None = None
+    loop: str = "uvloop"
     framing: str = "jsonl"
 
     def url_path(self, body: str) -> str:
@@ -64,14 +63,13 @@ class ServerConfig:
 
 def uvicorn_command(config: ServerConfig, port: int) -> list[str]:
     """Return the uvicorn command line that runs ``config`` on ``port``."""
-    loop = config.loop or ("uvloop" if importlib.util.find_spec("uvloop") else "asyncio")
-    options = f"--host 127.0.0.1 --port {port} --http {config.http} --loop {loop} --workers "
-    options += f"{config.workers} --no-access-log --log-level warning"
+    options = f"--host 127.0.0.1 --port {port} --http {config.http} --loop {config.loop} "
+    options += f"--workers {config.workers} --no-access-log --log-level warning"
     return [sys.executable, "-m", "uvicorn", config.app, *options.split()]
 
 
 def get(
-    port: int, path: str, timeout: float = 120.0, posted: bytes | None = None
+    port: int, path: str, timeout: float = 120, posted: bytes | None = None
 ) -> tuple[int, bytes]:
     """Send a GET (a POST of the JSON ``posted``) to ``127.0.0.1:port``; return status, body."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
@@ -116,7 +114,6 @@ class Server:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        self.pid = self.process.pid
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Wait until ``GET /`` gets an answer (any status); ServerError if the process exits."""
@@ -132,30 +129,26 @@ class Server:
             f"{self.config.name} not ready (exit status {status}):\n" + "\n".join(log)
         )
 
-    def wait_idle(self, timeout: float = 300.0, window: float = 0.1) -> float:
+    def wait_idle(self, timeout: float = 300.0, window: float = 0.1) -> None:
         """Wait until the process tree uses under 10 % of a core over ``window`` seconds.
 
         wrk stops with up to one request in flight per connection, which uvicorn finishes
         after the client has gone: the next measurement must not share the CPU with that work.
-
-        Returns:
-            The seconds waited.
         """
-        started, before = time.monotonic(), cpu_seconds(self.pid)
-        while time.monotonic() - started < timeout:
+        deadline, before = time.monotonic() + timeout, cpu_seconds(self.process.pid)
+        while time.monotonic() < deadline:
             time.sleep(window)
-            after = cpu_seconds(self.pid)
+            after = cpu_seconds(self.process.pid)
             if after - before <= 0.1 * window:
-                break
+                return
             before = after
-        return time.monotonic() - started
 
     def status_kb(self, field: str) -> int:
         """Return a memory field of the process's ``/proc/<pid>/status`` (``VmRSS``, ``VmHWM``)."""
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
             if line.startswith(f"{field}:"):
                 return int(line.split()[1])
-        raise ServerError(f"no {field} for process {self.pid}")
+        raise ServerError(f"no {field} for process {self.process.pid}")
 
     def stop(self) -> None:
         """Stop the server: SIGINT (uvicorn's graceful shutdown), SIGKILL after 10 s."""
@@ -205,14 +198,14 @@ class Cell:
 
 
 def interleave(
-    cells: Sequence[_C], configs: Sequence[str], rounds: int
-) -> list[tuple[int, _C, str]]:
+    cells: Sequence[str], configs: Sequence[str], rounds: int
+) -> list[tuple[int, str, str]]:
     """Return ``(round, cell, configuration)``: every cell once per configuration and round.
 
     Round after round; the configurations of a cell run back to back, their order rotated by
     one each round, so that none is always first after a change of cell.
     """
-    runs: list[tuple[int, _C, str]] = []
+    runs: list[tuple[int, str, str]] = []
     for number in range(rounds):
         shift = number % len(configs) if configs else 0
         order = [*configs[shift:], *configs[:shift]]
@@ -225,8 +218,36 @@ def stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-#: Measures a cell on its server: the sample and its progress text, or why it is skipped.
-Measure = Callable[["Server", Cell], "tuple[dict[str, Any], str] | str"]
+def interleaved(
+    suite: str,
+    labels: Mapping[str, str],
+    cells: Sequence[str],
+    rounds: int,
+    measure: Callable[[str, str], "tuple[dict[str, Any], str] | str"],
+) -> dict[str, Any]:
+    """Call ``measure(cell, configuration)`` for each of :func:`interleave`'s runs.
+
+    ``labels`` maps each configuration to its label. ``measure`` returns the sample and its
+    progress text, or why the run is skipped: a skipped run is listed once, in round 0.
+
+    Returns:
+        JSON-ready: ``configs``, ``cells``, ``samples`` (per run: the round, cell and
+        configuration, and the sample) and ``skipped``.
+    """
+    runs, started = interleave(cells, list(labels), rounds), time.monotonic()
+    samples: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for index, (number, cell, config) in enumerate(runs, 1):
+        measured = measure(cell, config)
+        if isinstance(measured, str):
+            skipped += [{"config": config, "cell": cell, "why": measured}] if number == 0 else []
+            continue
+        samples.append({"round": number, "cell": cell, "config": config} | measured[0])
+        at = f"[{index}/{len(runs)} {time.monotonic() - started:.0f}s] round {number + 1}"
+        stderr(f"{suite} {at} {cell} {config}: {measured[1]}")
+    configs = [{"name": name, "label": label} for name, label in labels.items()]
+    keys = [{"key": cell} for cell in cells]
+    return {"configs": configs, "cells": keys, "samples": samples, "skipped": skipped}
 
 
 def drive(
@@ -236,73 +257,40 @@ def drive(
     rounds: int,
     *,
     prepare: Callable[[Server], None],
-    measure: Measure,
+    measure: Callable[[Server, Cell], "tuple[dict[str, Any], str] | str"],
     log_dir: Path,
 ) -> dict[str, Any]:
     """Start every configuration's server, ``prepare`` each, then ``measure`` the runs.
 
-    The runs are :func:`interleave`'s; after each the server is waited idle. A run ``measure``
-    skips (it returns the reason) is listed once, in round 0.
+    The runs are :func:`interleaved`'s; after each measured one the server is waited idle.
 
     Returns:
-        JSON-ready: ``configs``, ``cells``, ``samples`` (one per run: the round, cell and
-        configuration, what ``measure`` returned, the seconds waited idle), ``skipped`` and
+        :func:`interleaved`'s result, with the configurations and cells in full, and
         ``memory_kb`` (single-worker servers: VmRSS after ``prepare``, VmHWM at the end).
     """
-    result: dict[str, Any] = {
-        "name": suite,
-        "configs": [asdict(config) for config in configs],
-        "cells": [asdict(cell) | {"key": cell.key} for cell in cells],
-        "samples": [],
-        "skipped": [],
-    }
     with running(configs, log_dir) as servers:
         for server in servers.values():
             prepare(server)
         single = [c.name for c in configs if c.workers == 1]  # --workers: the supervisor's
-        result["memory_kb"] = {name: {"start": servers[name].status_kb("VmRSS")} for name in single}
-        runs, started = interleave(cells, [c.name for c in configs], rounds), time.monotonic()
-        for index, (number, cell, config) in enumerate(runs, 1):
-            measured = measure(servers[config], cell)
-            if isinstance(measured, str):
-                why = {"config": config, "cell": cell.key, "why": measured}
-                result["skipped"] += [why] if number == 0 else []
-                continue
-            sample, text = measured
-            drain = {"drain_s": round(servers[config].wait_idle(), 2)}
-            keys = {"round": number, "cell": cell.key, "config": config}
-            result["samples"].append(keys | sample | drain)
-            where = f"round {number + 1} {cell.key} {config}"
-            stderr(
-                f"{suite} [{index}/{len(runs)} {time.monotonic() - started:.0f}s] {where}: {text}"
-            )
+        memory = {name: {"start": servers[name].status_kb("VmRSS")} for name in single}
+        keyed = {cell.key: cell for cell in cells}
+
+        def run(cell: str, config: str) -> tuple[dict[str, Any], str] | str:
+            measured = measure(servers[config], keyed[cell])
+            if not isinstance(measured, str):
+                servers[config].wait_idle()
+            return measured
+
+        labels = {config.name: config.label for config in configs}
+        found = interleaved(suite, labels, list(keyed), rounds, run)
         for name in single:
-            result["memory_kb"][name]["peak"] = servers[name].status_kb("VmHWM")
-    return result
-
-
-def fresh_runs(
-    suite: str,
-    labels: Mapping[str, str],
-    cells: Sequence[str],
-    rounds: int,
-    measure: Callable[[str, str], tuple[dict[str, Any], str]],
-) -> dict[str, Any]:
-    """Call ``measure(cell, configuration)`` (each run in a process of its own), interleaved.
-
-    ``labels`` maps each configuration to its label; the runs are :func:`interleave`'s.
-
-    Returns:
-        JSON-ready, as :func:`drive`'s: ``configs``, ``cells``, ``samples`` and ``skipped``.
-    """
-    samples = []
-    for number, cell, config in interleave(cells, list(labels), rounds):
-        sample, text = measure(cell, config)
-        samples.append({"round": number, "cell": cell, "config": config} | sample)
-        stderr(f"{suite} round {number + 1} {cell} {config}: {text}")
-    configs = [{"name": name, "label": label} for name, label in labels.items()]
-    cell_keys = [{"key": cell} for cell in cells]
-    return {"configs": configs, "cells": cell_keys, "samples": samples, "skipped": []}
+            memory[name]["peak"] = servers[name].status_kb("VmHWM")
+    return found | {
+        "name": suite,
+        "configs": [asdict(config) for config in configs],
+        "cells": [asdict(cell) | {"key": cell.key} for cell in cells],
+        "memory_kb": memory,
+    }
 
 
 def require_wrk() -> str:
@@ -407,7 +395,7 @@ def run_load(
     fastest of three requests after the check sets each run's duration.
 
     Returns:
-        :func:`drive`'s result, its samples wrk's summaries, with ``single_request_ms``.
+        :func:`drive`'s result, its samples wrk's summaries.
     """
     wrk, bodies, single, posts = require_wrk(), sorted({c.body for c in cells}), {}, {}
     for body, posted in ((body, answer(body)[0]) for body in bodies):
@@ -416,7 +404,7 @@ def run_load(
             posts[body].write_bytes(posted)
 
     def prepare(server: Server) -> None:
-        config, times = server.config, {}
+        config = server.config
         for body in bodies:
             posted, expected = answer(body)
             path, timed = config.url_path(body), []
@@ -427,11 +415,10 @@ def run_load(
                 if status != 200 or json.loads(content) != expected:
                     why = f"{config.name} answered {body} wrongly ({status}): {content[:300]!r}"
                     raise ServerError(why)
-            times[body] = min(timed[1:])
-        single[config.name] = times
+            single[config.name, body] = min(timed[1:])
 
     def measure(server: Server, cell: Cell) -> tuple[dict[str, Any], str] | str:
-        single_s = single[server.config.name][cell.body]
+        single_s = single[server.config.name, cell.body]
         reason = settings.skip_reason(cell.concurrency, single_s)
         if reason is not None:
             return reason
@@ -453,11 +440,6 @@ def run_load(
         text = f"{found['rps']:.1f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms"
         return found, text + (f", {errors} errors" if errors else "")
 
-    result = drive(
+    return drive(
         suite, configs, cells, settings.rounds, prepare=prepare, measure=measure, log_dir=log_dir
     )
-    result["single_request_ms"] = {
-        config: {b: round(s * 1000, 3) for b, s in times.items()}
-        for config, times in single.items()
-    }
-    return result

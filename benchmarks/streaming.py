@@ -26,15 +26,7 @@ from sse_starlette import EventSourceResponse as StarletteEventSourceResponse
 
 from benchmarks import summary
 from benchmarks.cli import main
-from benchmarks.runner import (
-    Cell,
-    Server,
-    ServerConfig,
-    ServerError,
-    drive,
-    fresh_runs,
-    get,
-)
+from benchmarks.runner import Cell, Server, ServerConfig, ServerError, drive, get, interleaved
 from bodies import CYCLE, Chunk, chunk_dicts, chunk_models
 from orjson_dispatch import DispatchRoute, dispatch, server_sent_events
 
@@ -45,13 +37,11 @@ SHAPES = {
     "burst8": "&burst=8",  # 8 ready chunks per pass through the event loop
     "paced": "&burst=1&wait_us=1000&stamp=true",  # one chunk per ~1 ms, stamped
 }
-#: The events per stream of each cell (``<shape>@c<streams>``), and the rounds.
-FULL = (
-    {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
-    | {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500},
-    3,
-)
-QUICK = ({"ready@c1": 3_000, "burst8@c1": 2_000, "burst8@c32": 300, "paced@c32": 100}, 3)
+#: The events per stream of each cell (``<shape>@c<streams>``), in 3 rounds.
+FULL = {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
+FULL |= {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500}
+QUICK = {"ready@c1": 3_000, "burst8@c1": 2_000, "burst8@c32": 300, "paced@c32": 100}
+ROUNDS = 3
 STALLED = {
     "stalled-fastapi": "FastAPI, -> AsyncIterable[Blob], JSON Lines",
     "stalled-route": "DispatchRoute, the same route",
@@ -207,16 +197,15 @@ def stalled_growth_kb(path: str, readers: int, log_dir: Path, stall_s: float = S
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Measure the profile's stream cells, then the stalled readers, 1 and 40 of them."""
-    events, rounds = QUICK if quick else FULL
     configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
 
-    def stalled(cell: str, path: str) -> tuple[dict[str, Any], str]:
-        grown = stalled_growth_kb(path, int(cell.removesuffix(" readers")), logs) / 1024
+    def stalled(readers: str, path: str) -> tuple[dict[str, Any], str]:
+        grown = stalled_growth_kb(path, int(readers.removesuffix(" readers")), logs) / 1024
         return {"mib": grown}, f"+{grown:.1f} MiB"
 
     readers = ["1 readers", "40 readers"]
-    streams = run_streaming(configs, events, rounds, logs)
-    return streams | {"stalled": fresh_runs("stalled", STALLED, readers, rounds, stalled)}
+    streams = run_streaming(configs, QUICK if quick else FULL, ROUNDS, logs)
+    return streams | {"stalled": interleaved("stalled", STALLED, readers, ROUNDS, stalled)}
 
 
 def render(suite: Any) -> list[str]:

@@ -116,7 +116,7 @@ def test_the_quick_results_are_the_quick_profiles() -> None:
         "serialization": (serialization.QUICK_CONFIGS, serialization.QUICK),
         "requests": ([c.name for c in requests.CONFIGS], requests.CELLS),
         "keepalive": (keepalive.QUICK_CONFIGS, keepalive.CELLS),
-        "streaming": (streaming.QUICK_CONFIGS, streaming.cells(streaming.QUICK[0])),
+        "streaming": (streaming.QUICK_CONFIGS, streaming.cells(streaming.QUICK)),
     }
     for suite, (configs, cells) in profiles.items():
         assert {c["name"] for c in found[suite]["configs"]} == set(configs), suite
