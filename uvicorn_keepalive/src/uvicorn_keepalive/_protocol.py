@@ -79,9 +79,8 @@ def _subclass(base: type[_Keepalive], settings: KeepaliveSettings) -> type[_Keep
 
 
 def named(name: str) -> type[_Keepalive]:
-    # The package's attribute ``name``: a public class, its settings the environment's from
-    # its first lookup on (a bad variable ends the process), or a class of protocol() by its
-    # name, as pickle looks it up in a worker.
+    # A package attribute: a public class, given the environment's settings at its first
+    # lookup, or a class of protocol() rebuilt from its name (pickle's lookup in a worker).
     base, parenthesis, fields = name.partition("(")
     if base not in PUBLIC or (parenthesis and not fields.endswith(")")):
         raise AttributeError(f"module 'uvicorn_keepalive' has no attribute {name!r}")

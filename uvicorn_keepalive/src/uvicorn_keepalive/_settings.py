@@ -16,10 +16,9 @@ logger = logging.getLogger("uvicorn.error.keepalive")
 @dataclasses.dataclass(frozen=True)
 class Option:
     # A setting: a bool default is a switch (True sets 1), else an int 1 to `high` `unit` or
-    # None (unset). Its variable is the prefix + its name in capitals; `said` is its part of the
-    # settings line, "{}" its value. Set by the first of `constants` that socket has, else by
-    # its member `ioctl` (in ms) of Windows' SIO_KEEPALIVE_VALS, where Python lacks them:
-    # https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
+    # None (unset); `said` is its part of the settings line, "{}" its value. Set by the first
+    # of `constants` that socket has, else by its member `ioctl` (in ms) of Windows'
+    # SIO_KEEPALIVE_VALS: https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
     name: str
     default: int | bool | None
     high: int
@@ -62,10 +61,9 @@ class KeepaliveSettings:
     per process; given either, they never read the environment.
     """
 
-    # The options: option(default, high, unit, said, socket constants, Windows ioctl member).
     # The highs are Linux's (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in
-    # include/net/tcp.h), everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a
-    # C int. macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
+    # include/net/tcp.h) everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C
+    # int. macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
     idle: int = option(
         60, 32767, "seconds", "idle {} s", "TCP_KEEPIDLE TCP_KEEPALIVE", "keepalivetime"
     )

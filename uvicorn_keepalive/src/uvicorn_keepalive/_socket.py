@@ -49,8 +49,7 @@ def plan(settings: KeepaliveSettings) -> Plan:
             ioctl[f"SIO_KEEPALIVE_VALS.{option.ioctl}"] = value * 1000
         if value is None or value is False:  # unset, or a switch off
             continue
-        name = next((name for name in names if hasattr(socket, name)), None)
-        if name is not None:
+        if name := next((name for name in names if hasattr(socket, name)), None):
             calls[name] = (socket.IPPROTO_TCP, getattr(socket, name), int(value))
         elif option.ioctl and hasattr(socket, "SIO_KEEPALIVE_VALS"):
             by_ioctl = True
@@ -68,8 +67,7 @@ def plan(settings: KeepaliveSettings) -> Plan:
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
     # Make the calls of ``plan`` on ``sock`` as set_keepalive says; return what was applied.
     applied: dict[str, int] = {}
-    if (fileno := sock.fileno()) < 0:  # closed
-        return applied
+    fileno = sock.fileno()
     for name, (level, option, value) in plan.calls.items():
         try:
             sock.setsockopt(level, option, value)
@@ -78,16 +76,15 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
             logger.debug("TCP keepalive: %s refused on fd %d: %s", name, fileno, exc)
             if name == "SO_KEEPALIVE":
                 return applied
-    if plan.ioctl:  # only a socket.socket has ioctl(): a transport's descriptor is borrowed
-        target = sock if isinstance(sock, socket.socket) else socket.socket(fileno=fileno)
+    if plan.ioctl:  # ioctl() is socket.socket's, not a transport's: made on a borrowed one
+        borrowed = socket.socket(fileno=fileno)
         try:
-            target.ioctl(socket.SIO_KEEPALIVE_VALS, (1, *plan.ioctl.values()))  # type: ignore[attr-defined,unused-ignore]
+            borrowed.ioctl(socket.SIO_KEEPALIVE_VALS, (1, *plan.ioctl.values()))  # type: ignore[attr-defined,unused-ignore]
             applied.update(plan.ioctl)
         except OSError as exc:
             logger.debug("TCP keepalive: SIO_KEEPALIVE_VALS refused on fd %d: %s", fileno, exc)
         finally:
-            if target is not sock:  # detached, never closed
-                target.detach()
+            borrowed.detach()  # the descriptor stays open
     return applied
 
 
