@@ -6,29 +6,30 @@ DIR`` prints the summary and draws the plots again from committed files.
 
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 Suite = Mapping[str, Any]
+#: Columns of times: header, the samples' field, the percentiles shown, the factor to ms.
+Times = Sequence[tuple[str, str, Sequence[str], float]]
 
 
 @dataclass(frozen=True)
 class Spread:
-    """The median of some measurements, their minimum, maximum and count."""
+    """The median of some measurements, their minimum and maximum."""
 
     median: float
     low: float
     high: float
-    count: int
 
     @classmethod
-    def of(cls, values: Sequence[float]) -> "Spread":
+    def of(cls, values: Collection[float]) -> "Spread":
         """Summarize ``values``; ValueError when there are none."""
         if not values:
             raise ValueError("no measurements to summarize")
-        return cls(statistics.median(values), min(values), max(values), len(values))
+        return cls(statistics.median(values), min(values), max(values))
 
 
 def paired_ratios(
@@ -43,11 +44,10 @@ def paired_ratios(
     return Spread.of(ratios) if ratios else None
 
 
-def number(value: float | None, factor: float = 1.0) -> str:
-    """Format ``value * factor`` with 3 significant digits (thousands separated by a space)."""
+def number(value: float | None) -> str:
+    """Format ``value`` with 3 significant digits (thousands separated by a space)."""
     if value is None:
         return "-"
-    value *= factor
     if value == 0:
         return "0"
     if value >= 1000:
@@ -87,35 +87,26 @@ def by_round(
     return dict(found)
 
 
-def _median(suite: Suite, cell: str, config: str, field: str, key: str) -> float | None:
-    """Return the median over the rounds of ``sample[field][key]`` (None: not measured)."""
-    values = by_round(suite, field, key).get((cell, config), {}).values()
-    return statistics.median(values) if values else None
-
-
 _UNITS = {"rps": "req/s", "events_per_s": "events/s", "mib": "MiB", "ms": "ms"}
-#: Columns of times: header, the samples' field, the percentiles shown, the factor to ms.
-LATENCY = [("p99 ms", "latency_us", ("p99",), 1e-3)]
-STREAM_TIMES = [
+LATENCY: Times = [("p99 ms", "latency_us", ("p99",), 1e-3)]
+STREAM_TIMES: Times = [
     ("ms between events p50 / p99", "gap_ms", ("p50", "p99"), 1.0),
     ("ms yield to read p50 / p99", "yield_to_read_ms", ("p50", "p99"), 1.0),
 ]
 
 
 def section(
-    title: str,
-    suite: Suite,
-    metric: str,
-    baselines: Mapping[str, Sequence[str]],
-    times: Sequence[tuple[str, str, Sequence[str], float]],
+    title: str, suite: Suite, metric: str, baselines: Mapping[str, Sequence[str]], times: Times
 ) -> list[str]:
     """Return one table per cell: ``metric``'s median (min-max) over the rounds, its paired
-    ratios to ``baselines`` (each configuration to those it is divided by), and ``times``.
+    ratios to ``baselines`` (each configuration to those it is divided by), and the median over
+    the rounds of each of ``times``.
 
     Columns without any measurement (e.g. times from ``yield`` to read in unstamped streams)
     are left out.
     """  # noqa: D205
     rounds = by_round(suite, metric)
+    timed = {(field, q): by_round(suite, field, q) for _, field, qs, _ in times for q in qs}
     labels = {config["name"]: config["label"] for config in suite["configs"]}
     columns = [name for name in labels if any(name in b for b in baselines.values())]
     header = ["configuration", _UNITS[metric], *[f"x {b}" for b in columns], *[t[0] for t in times]]
@@ -123,20 +114,17 @@ def section(
     for cell in (c["key"] for c in suite["cells"]):
         rows = []
         for config in (name for name in labels if (cell, name) in rounds):
-            ratios = [
-                "baseline"
-                if b == config
-                else spread(paired_ratios(rounds[cell, config], rounds.get((cell, b), {})), "x")
-                if b in baselines.get(config, ())
-                else ""
-                for b in columns
-            ]
-            shown = [
-                " / ".join(number(_median(suite, cell, config, field, q), factor) for q in qs)
-                for _, field, qs, factor in times
-            ]
-            measured = spread(Spread.of(list(rounds[cell, config].values())))
-            rows.append([f"{labels[config]} (`{config}`)", measured, *ratios, *shown])
+            measured = rounds[cell, config]
+            row = [f"{labels[config]} (`{config}`)", spread(Spread.of(measured.values()))]
+            for b in columns:
+                ratio = paired_ratios(measured, rounds.get((cell, b), {}))
+                divided = b in baselines.get(config, ())
+                row.append("baseline" if b == config else spread(ratio, "x") if divided else "")
+            for _, field, qs, factor in times:
+                values = [timed[field, q].get((cell, config), {}).values() for q in qs]
+                medians = [statistics.median(v) * factor if v else None for v in values]
+                row.append(" / ".join(map(number, medians)))
+            rows.append(row)
         kept = [i for i in range(len(header)) if any(row[i].strip("- /") for row in rows)]
         lines += table(cell, [header[i] for i in kept], [[row[i] for i in kept] for row in rows])
     skipped = suite.get("skipped", [])
@@ -148,8 +136,6 @@ def section(
 
 #: This project's configurations: their bars are orange, the others' blue.
 OURS = ("dispatch", "keepalive")
-
-
 Panel = tuple[str, bool, dict[str, tuple[Spread, float | None]]]
 
 
@@ -167,7 +153,7 @@ def _panels(suite: Suite, metric: str, concurrency: int | None) -> list[Panel]:
         values = {}
         for config in (c["name"] for c in suite["configs"] if (cell, c["name"]) in rounds):
             tail = statistics.median(p99[cell, config].values()) if stamped else None
-            values[config] = (Spread.of(list(rounds[cell, config].values())), tail)
+            values[config] = (Spread.of(rounds[cell, config].values()), tail)
         panels += [(cell, stamped, values)] if values else []
     return panels
 

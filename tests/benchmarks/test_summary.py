@@ -68,9 +68,9 @@ def test_a_paced_panel_shows_the_latency_its_table_shows() -> None:
         sample["yield_to_read_ms"] = {"p50": 0.5 if sample["round"] else 0.7, "p99": 3.0}
     ((cell, stamped, values),) = summary._panels(suite, "events_per_s", None)
     assert (cell, stamped) == ("paced@c32", True)
-    assert values["typed"] == (Spread(0.6, 0.5, 0.7, 2), 3.0)
+    assert values["typed"] == (Spread(0.6, 0.5, 0.7), 3.0)
     ready = _suite("events_per_s", {"typed": [10, 12]}, "ready@c1")
     assert summary._panels(ready, "events_per_s", None)[0][1:] == (
         False,
-        {"typed": (Spread(11, 10, 12, 2), None)},
+        {"typed": (Spread(11, 10, 12), None)},
     )
