@@ -61,9 +61,10 @@ class KeepaliveSettings:
     per process; given either, they never read the environment.
     """
 
-    # The highs are Linux's (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in
-    # include/net/tcp.h) everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C
-    # int. macOS names the idle time TCP_KEEPALIVE (0x10 in netinet/tcp.h).
+    # A row per option: a new one is a row here and its key in Fields. The highs are Linux's
+    # (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in include/net/tcp.h) everywhere, so
+    # that a setting is portable; TCP_USER_TIMEOUT takes a C int. macOS names the idle time
+    # TCP_KEEPALIVE (0x10 in netinet/tcp.h).
     idle: int = option(
         60, 32767, "seconds", "idle {} s", "TCP_KEEPIDLE TCP_KEEPALIVE", "keepalivetime"
     )
