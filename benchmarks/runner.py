@@ -304,8 +304,8 @@ def require_wrk() -> str:
     return path
 
 
-def wrk_command(
-    wrk: str,
+def wrk(
+    path: str,
     url: str,
     *,
     connections: int,
@@ -313,28 +313,28 @@ def wrk_command(
     timeout_s: int,
     close: bool = False,
     posted: Path | None = None,
-) -> list[str]:
-    """Return the wrk command line for one run.
+) -> dict[str, Any]:
+    """Run the wrk at ``path`` on ``url``; return the summary ``wrk_report.lua`` printed.
 
     One wrk thread drives every connection: on 2 cores the server gets one, wrk the other.
     ``close`` sends ``Connection: close``: a new TCP connection per request; ``posted``, a file
-    of JSON, makes every request a POST of it (``wrk_report.lua`` reads the file).
+    of JSON, makes every request a POST of it (``wrk_report.lua`` reads the file). The summary
+    gets ``duration_s`` and ``rps``; WrkError if wrk fails or prints none.
     """
     options = f"--threads 1 --connections {connections} --duration {duration_s}s"
-    command = [wrk, *options.split(), "--timeout", f"{timeout_s}s", "--script", str(_LUA)]
+    command = [path, *options.split(), "--timeout", f"{timeout_s}s", "--script", str(_LUA)]
     command += ["--header", "Connection: close"] if close else []
-    return [*command, url, *([str(posted)] if posted else [])]
-
-
-def parse_wrk_output(stdout: str) -> dict[str, Any]:
-    """Return the summary ``wrk_report.lua`` printed, with ``duration_s`` and ``rps`` added."""
-    for line in stdout.splitlines():
+    command += [url, *([str(posted)] if posted else [])]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise WrkError(f"{shlex.join(command)} exited {done.returncode}: {done.stderr}")
+    for line in done.stdout.splitlines():
         if line.startswith("BENCH_JSON "):
             found: dict[str, Any] = json.loads(line.removeprefix("BENCH_JSON "))
             found["duration_s"] = found.pop("duration_us") / 1e6
             found["rps"] = found["requests"] / found["duration_s"] if found["duration_s"] else 0.0
             return found
-    raise WrkError(f"wrk printed no summary line; its output was:\n{stdout}")
+    raise WrkError(f"wrk printed no summary line; its output was:\n{done.stdout}")
 
 
 @dataclass(frozen=True)
@@ -397,7 +397,7 @@ def run_load(
     Returns:
         :func:`drive`'s result, its samples wrk's summaries.
     """
-    wrk, bodies, single, posts = require_wrk(), sorted({c.body for c in cells}), {}, {}
+    wrk_path, bodies, single, posts = require_wrk(), sorted({c.body for c in cells}), {}, {}
     for body, posted in ((body, answer(body)[0]) for body in bodies):
         if posted is not None:  # wrk_report.lua reads the file
             posts[body] = log_dir / f"{body}.json"
@@ -422,8 +422,8 @@ def run_load(
         reason = settings.skip_reason(cell.concurrency, single_s)
         if reason is not None:
             return reason
-        command = wrk_command(
-            wrk,
+        found = wrk(
+            wrk_path,
             f"http://127.0.0.1:{server.port}{server.config.url_path(cell.body)}",
             connections=cell.concurrency,
             close=cell.close,
@@ -431,10 +431,6 @@ def run_load(
             timeout_s=settings.timeout_s,
             posted=posts.get(cell.body),
         )
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise WrkError(f"{shlex.join(command)} exited {done.returncode}: {done.stderr}")
-        found = parse_wrk_output(done.stdout)
         errors, latency = sum(found["errors"].values()), found["latency_us"]
         p50, p99 = latency["p50"] / 1e3, latency["p99"] / 1e3
         text = f"{found['rps']:.1f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms"

@@ -1,52 +1,39 @@
-"""Building wrk command lines and parsing the summary its Lua hook prints."""
+"""wrk runs: its command line, the summary its Lua hook prints, and its failures."""
 
 from pathlib import Path
 
 import pytest
 
-from benchmarks.runner import WrkError, parse_wrk_output, require_wrk, wrk_command
-
-# What wrk prints with benchmarks/wrk_report.lua: its own report, then the JSON line.
-OUTPUT = """\
-Running 2s test @ http://127.0.0.1:40000/typed/tokens-32
-  1 threads and 32 connections
-  Thread Stats   Avg      Stdev     Max   +/- Stdev
-    Latency     4.73ms    1.20ms  20.10ms   90.00%
-  13248 requests in 2.00s, 60.10MB read
-Requests/sec:   6624.10
-BENCH_JSON {"requests":13248,"duration_us":2000000,"bytes":63020000,\
-"errors":{"connect":0,"read":0,"write":0,"status":3,"timeout":1},\
-"latency_us":{"mean":4730.5,"max":20100,"p50":4600,"p90":5800,"p99":9660}}
-"""
+from benchmarks.keepalive import CONFIGS
+from benchmarks.runner import WrkError, require_wrk, running, wrk
 
 
-def test_parse_reads_the_json_summary() -> None:
-    result = parse_wrk_output(OUTPUT)
-    assert result["requests"] == 13248
-    assert result["duration_s"] == 2.0
-    assert result["rps"] == pytest.approx(6624.0)
-    assert result["errors"] == {"connect": 0, "read": 0, "write": 0, "status": 3, "timeout": 1}
-    assert result["latency_us"]["p50"] == 4600
-    assert result["latency_us"]["p99"] == 9660
+def test_a_run_reports_the_exact_counts_of_wrk_report_lua(tmp_path: Path) -> None:
+    with running([CONFIGS[0]], tmp_path) as servers:
+        url = f"http://127.0.0.1:{servers['stock'].port}/"
+        found = wrk(require_wrk(), url, connections=2, duration_s=1, timeout_s=5, close=True)
+    assert found["requests"] > 0
+    assert found["rps"] == found["requests"] / found["duration_s"]
+    assert 1 <= found["duration_s"] < 2
+    assert found["errors"] == {"connect": 0, "read": 0, "write": 0, "status": 0, "timeout": 0}
+    assert 0 < found["latency_us"]["p50"] <= found["latency_us"]["p99"]
 
 
-def test_parse_without_summary_shows_the_output() -> None:
-    with pytest.raises(WrkError, match=r"(?s)no summary line.*Running 2s test"):
-        parse_wrk_output(OUTPUT.split("BENCH_JSON", maxsplit=1)[0])
+def test_the_command_line_is_one_thread_the_lua_hook_close_and_the_posted_file() -> None:
+    # echo prints the command line instead of a summary: the error shows it.
+    with pytest.raises(WrkError, match="no summary line") as raised:
+        wrk("echo", "http://x/", connections=256, duration_s=3, timeout_s=40)
+    options = "--threads 1 --connections 256 --duration 3s --timeout 40s --script"
+    assert options in str(raised.value)
+    assert "wrk_report.lua http://x/\n" in str(raised.value)
+    with pytest.raises(WrkError) as raised:
+        wrk("echo", "u", connections=1, duration_s=1, timeout_s=1, close=True, posted=Path("p"))
+    assert "--header Connection: close u p\n" in str(raised.value)  # init(args) reads p
 
 
-def test_command_uses_one_thread_the_lua_hook_and_connection_close() -> None:
-    command = wrk_command("wrk", "http://x/", connections=256, duration_s=3, timeout_s=40)
-    assert command[:9] == ["wrk", "--threads", "1", "--connections", "256", "--duration", "3s",
-                           "--timeout", "40s"]  # fmt: skip
-    assert command[command.index("--script") + 1].endswith("wrk_report.lua")
-    assert "Connection: close" not in command
-    assert command[-1] == "http://x/"
-    churn = wrk_command("wrk", "http://x/", connections=1, duration_s=1, timeout_s=1, close=True)
-    assert churn[churn.index("--header") + 1] == "Connection: close"
-    post = wrk_command("wrk", "http://x/", connections=1, duration_s=1, timeout_s=1,
-                       posted=Path("/tmp/chat.json"))  # fmt: skip
-    assert post[-2:] == ["http://x/", "/tmp/chat.json"]  # the Lua hook's init(args) reads it
+def test_a_failed_run_shows_the_command() -> None:
+    with pytest.raises(WrkError, match=r"false --threads 1 .* exited 1"):
+        wrk("false", "http://x/", connections=1, duration_s=1, timeout_s=1)
 
 
 def test_missing_wrk_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
