@@ -1,10 +1,10 @@
 """Returned bodies in process: every way of turning a model into JSON, paired with the limit.
 
-``python -m benchmarks.inprocess [--quick]``. Each body of :data:`BODIES`, validated and
-constructed, is encoded by every approach, checked against the limit's JSON (``orjson.dumps``
-of the ready ``model_dump(mode="json", by_alias=True)``), then timed right after the limit in
-an order shuffled each round; tables give the medians of its time over the limit's and of its
-speed over the helper's. The method: docs/benchmarks.md.
+``python -m benchmarks.inprocess [--quick]``. Each body of :data:`bodies.IN_PROCESS`, validated
+and constructed, is encoded by every approach, checked against the limit's JSON
+(``orjson.dumps`` of the ready ``model_dump(mode="json", by_alias=True)``), then timed right
+after the limit in an order shuffled each round; tables give the medians of its time over the
+limit's and of its speed over the helper's. The method: docs/benchmarks.md.
 """
 
 import functools
@@ -25,33 +25,11 @@ from pydantic import BaseModel, TypeAdapter
 from benchmarks import summary
 from benchmarks.cli import main
 from benchmarks.runner import stderr
-from bodies import CYCLE, SDK_BODIES, SDK_TOOLCALL, SDK_TRAINING
-from bodies.sdk_corpus import (
-    BUILT,
-    AnthropicMessage,
-    Built,
-    ChatCompletion,
-    ChatCompletionChunk,
-    Response,
-    anthropic_message,
-    build,
-    chat_chunks,
-    chat_completion,
-    response,
-)
+from bodies import IN_PROCESS
+from bodies.sdk_corpus import BUILT, Built, build
 from orjson_dispatch import dumps
 
 SUITE = "inprocess"
-#: Body name: its class and the wire JSON of its values (each encoded alone).
-BODIES: dict[str, tuple[type[BaseModel], Callable[[], list[dict[str, Any]]]]] = {
-    "chunk": (ChatCompletionChunk, lambda: chat_chunks(count=2)[:1]),
-    f"chunks-{CYCLE}": (ChatCompletionChunk, lambda: chat_chunks(count=CYCLE)),
-    "chat-toolcall": (ChatCompletion, lambda: [chat_completion(tokens=64, top=3, tool_calls=4)]),
-    "response-12": (Response, lambda: [response(items=12)]),  # the token data as extras
-    SDK_TOOLCALL: (SDK_BODIES[SDK_TOOLCALL][0], lambda: [SDK_BODIES[SDK_TOOLCALL][1]()]),
-    "anthropic-6": (AnthropicMessage, lambda: [anthropic_message(blocks=6)]),
-    SDK_TRAINING: (SDK_BODIES[SDK_TRAINING][0], lambda: [SDK_BODIES[SDK_TRAINING][1]()]),
-}
 HELPER = "helper"
 ROUNDS = 7
 
@@ -122,7 +100,7 @@ def measure_body(name: str, built: Built, rounds: int, min_time: float) -> list[
     Raises:
         AssertionError: an approach encodes other JSON than the limit.
     """
-    cls, make = BODIES[name]
+    cls, make = IN_PROCESS[name]
     models = [build(cls, data, built) for data in make()]
     pairs = [(model, model.model_dump(mode="json", by_alias=True)) for model in models]
     runs = {k: functools.partial(_each, e, pairs) for k, (_, e) in approaches(cls).items()}
@@ -146,13 +124,13 @@ def measure_body(name: str, built: Built, rounds: int, min_time: float) -> list[
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Time every body, validated and constructed."""
     min_time, samples = 0.02 if quick else 0.1, []
-    for name in BODIES:
+    for name in IN_PROCESS:
         for built in BUILT:
             samples += measure_body(name, built, ROUNDS, min_time)
             stderr(f"inprocess: {name} ({built}) timed")
     labels = {
         name: {k: label for k, (label, _) in approaches(cls).items()}
-        for name, (cls, _) in BODIES.items()
+        for name, (cls, _) in IN_PROCESS.items()
     }
     found = {"name": SUITE, "rounds": ROUNDS, "min_time_s": min_time, "labels": labels}
     return found | {"samples": samples}

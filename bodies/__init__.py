@@ -18,7 +18,7 @@ corpus, :mod:`bodies.sdk_corpus`), validated: ``sdk-training``, the
 items (reasoning, messages with logprobs, function calls, ~37 KB); ``sdk-embeddings``, 64 x 1536
 floats in a proxy's ``embedding: list[float] | str``; ``sdk-logprobs``, a proxy's chat response
 with 4096 logprobs of 3 alternatives each in ``logprobs: ChoiceLogprobs | Any | None`` (16k
-small models); and, in process, ``sdk-chunks``, :data:`CYCLE` ``ChatCompletionChunk`` events.
+small models). :data:`IN_PROCESS` names the bodies encoded in process.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ SEED = 20_240_601
 TOOLCALL = "toolcall"
 TRAINING = "tokens-65536"
 SDK_TRAINING, SDK_TOOLCALL = "sdk-training", "sdk-toolcall"
-SDK_CHUNKS = "sdk-chunks"  # the in-process name of one cycle of a stream's chunks
 CYCLE = 64
 _MODEL = "Qwen/Qwen2.5-7B-Instruct"
 Status = Literal["completed", "in_progress", "incomplete"]
@@ -300,11 +299,23 @@ def chunk_dicts() -> tuple[dict[str, Any], ...]:
     return tuple(chunk.model_dump(mode="json") for chunk in chunk_models())
 
 
-@cache
-def sdk_chunk_models() -> tuple[sdk_corpus.ChatCompletionChunk, ...]:
-    """Return a stream's :data:`CYCLE` ``ChatCompletionChunk`` events, validated."""
-    chunks = sdk_corpus.chat_chunks(count=CYCLE)
-    return tuple(map(sdk_corpus.ChatCompletionChunk.model_validate, chunks))
+#: The bodies encoded in process: their class and the wire JSON of their values (each encoded
+#: alone): one chunk (the role), a stream's chunks, the SDK bodies of model servers.
+IN_PROCESS: dict[str, tuple[type[BaseModel], Callable[[], list[dict[str, Any]]]]] = {
+    "chunk": (sdk_corpus.ChatCompletionChunk, lambda: sdk_corpus.chat_chunks(count=2)[:1]),
+    f"chunks-{CYCLE}": (
+        sdk_corpus.ChatCompletionChunk,
+        lambda: sdk_corpus.chat_chunks(count=CYCLE),
+    ),
+    "chat-toolcall": (
+        sdk_corpus.ChatCompletion,
+        lambda: [sdk_corpus.chat_completion(tokens=64, top=3, tool_calls=4)],
+    ),
+    "response-12": (sdk_corpus.Response, lambda: [sdk_corpus.response(items=12)]),  # token extras
+    SDK_TOOLCALL: (SDK_BODIES[SDK_TOOLCALL][0], lambda: [SDK_BODIES[SDK_TOOLCALL][1]()]),
+    "anthropic-6": (sdk_corpus.AnthropicMessage, lambda: [sdk_corpus.anthropic_message(blocks=6)]),
+    SDK_TRAINING: (SDK_BODIES[SDK_TRAINING][0], lambda: [SDK_BODIES[SDK_TRAINING][1]()]),
+}
 
 
 MULTI_TURN, CHAT = "multi-turn", "chat"  # the request bodies

@@ -4,12 +4,13 @@ from collections import Counter
 
 import pytest
 
-from benchmarks.inprocess import BODIES, HELPER, ROUNDS, measure_body, ratios, render
+from benchmarks.inprocess import HELPER, ROUNDS, measure_body, ratios, render
+from bodies import IN_PROCESS
 from bodies.sdk_corpus import BUILT, Built
 
 
 @pytest.mark.parametrize("built", BUILT)
-@pytest.mark.parametrize("name", list(BODIES)[:-1])  # sdk-training: 2 MB, the same code
+@pytest.mark.parametrize("name", list(IN_PROCESS)[:-1])  # sdk-training: 2 MB, the same code
 def test_every_approach_encodes_the_limit_and_is_timed_after_it_each_round(
     name: str, built: Built
 ) -> None:

@@ -21,6 +21,7 @@ import pytest
 from benchmarks import inprocess, keepalive, requests, serialization, streaming, summary
 from benchmarks.cli import RESULTS, SUITES, load_results, render
 from benchmarks.summary import paired_ratios
+from bodies import IN_PROCESS
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK_RESULTS = RESULTS / "quick"
@@ -121,7 +122,7 @@ def test_the_quick_results_are_the_quick_profiles() -> None:
     for suite, (configs, cells) in profiles.items():
         assert {c["name"] for c in found[suite]["configs"]} == set(configs), suite
         assert {c["key"] for c in found[suite]["cells"]} == {c.key for c in cells}, suite
-    assert {s["body"] for s in found["inprocess"]["samples"]} == set(inprocess.BODIES)
+    assert {s["body"] for s in found["inprocess"]["samples"]} == set(IN_PROCESS)
 
 
 def median_ms(body: str, approach: str) -> str:
