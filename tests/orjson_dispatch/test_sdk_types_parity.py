@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import pytest
 from anthropic.types import BrowserLeftClickDragInput
 from hypothesis import event, given, note, settings
@@ -219,3 +220,5 @@ def test_repeated_keys_are_written_as_fastapi_writes_them() -> None:
     assert fastapi.count(b'"from"') == 2
     assert json_pairs(dumps(value, response_model=BrowserLeftClickDragInput)) == json_pairs(fastapi)
     assert dumps(value) == fastapi_untyped(value)  # model_dump's dict holds the key once
+    laid_out = dumps(value, option=orjson.OPT_INDENT_2)  # the model laid out, not its JSON
+    assert json_pairs(laid_out) == json_pairs(fastapi_untyped(value))

@@ -50,11 +50,6 @@ from orjson_dispatch._results import (
     without_nan,
     write,
 )
-from orjson_dispatch._sqlalchemy import (
-    SqlalchemyKeyError,
-    found_sqlalchemy_key,
-    is_sqlalchemy_key,
-)
 
 __all__ = [
     "Table",
@@ -88,7 +83,7 @@ def table(
     roots: Iterable[type[BaseModel]],
     by_alias: bool,
     *,
-    sqlalchemy: bool = False,
+    untyped: bool = False,
     declared: bool = True,
 ) -> Table:
     """Return the table of `roots` and of every class their fields declare.
@@ -96,8 +91,8 @@ def table(
     Args:
         roots: The model classes a declared type holds at its plain positions.
         by_alias: Write fields under their serialization alias.
-        sqlalchemy: FastAPI's untyped path: an entry raises `SqlalchemyKeyError` where an
-            instance holds a key `jsonable_encoder` drops.
+        untyped: FastAPI's untyped path: a model is written as its `model_dump` dict, a key
+            that an extra field repeats once (pydantic's JSON writes it twice).
         declared: The roots are declared (a value may be of a subclass), not the values' own
             classes.
 
@@ -129,14 +124,14 @@ def table(
         by_parent = frozenset(n for n, models in planned.declared.items() if models & parents)
         found = planned.converting(by_parent) if by_parent else planned
         if by_parent:
-            entries[cls] = _entry(found, sqlalchemy)
+            entries[cls] = _entry(found, untyped)
         else:
-            entries[cls] = _class_entry(found, by_alias, sqlalchemy)
-        if found.as_held and not found.cached and not (sqlalchemy and found.free):
+            entries[cls] = _class_entry(found, by_alias, untyped)
+        if found.as_held and not found.cached:
             sizes[cls] = len(found.fields)
         user_code = user_code or bool(found.whole or found.converted)
     ambiguous = any(found.extras or found.free for found in plans.values())
-    stranger = functools.partial(_stranger, entries, by_alias, sqlalchemy, ambiguous)
+    stranger = functools.partial(_stranger, entries, by_alias, untyped, ambiguous)
     find, size_of = entries.get, sizes.get
 
     def default(value: Any) -> Any:
@@ -157,16 +152,16 @@ def table(
     return Table(default, user_code, entries)
 
 
-def class_table(cls: type[BaseModel], by_alias: bool, *, sqlalchemy: bool = False) -> Table | None:
+def class_table(cls: type[BaseModel], by_alias: bool, *, untyped: bool = False) -> Table | None:
     """Return the table writing instances of `cls` as their own class, kept on `cls`.
 
     None where pydantic writes them whole (`ser_json_*` settings).
     """
-    key = ("table", by_alias, sqlalchemy)
+    key = ("table", by_alias, untyped)
     kept_here = kept_on(cls)
     if key not in kept_here:
         try:
-            kept_here[key] = table((cls,), by_alias, sqlalchemy=sqlalchemy, declared=False)
+            kept_here[key] = table((cls,), by_alias, untyped=untyped, declared=False)
         except ContextualError:
             kept_here[key] = None
     found: Table | None = kept_here[key]
@@ -186,31 +181,28 @@ def kept_on(cls: type[BaseModel]) -> dict[Any, Any]:
     return held
 
 
-def _class_entry(found: Plan, by_alias: bool, sqlalchemy: bool) -> Entry:
-    key = ("entry", by_alias, sqlalchemy)
+def _class_entry(found: Plan, by_alias: bool, untyped: bool) -> Entry:
+    key = ("entry", by_alias, untyped)
     kept_here = kept_on(found.cls)
     entry: Entry | None = kept_here.get(key)
     if entry is None:
-        entry = _entry(found, sqlalchemy)
+        entry = _entry(found, untyped)
         if found.whole != "not fully defined":
             kept_here[key] = entry
     return entry
 
 
-def _entry(found: Plan, sqlalchemy: bool) -> Entry:
+def _entry(found: Plan, untyped: bool) -> Entry:
     """Return the entry of the instances of `found.cls` (see the module docstring)."""
-    whole_model = _whole_model(found.cls, found.by_alias, sqlalchemy)
+    whole_model = _whole_model(found.cls, found.by_alias)
     # An extra field holding a written field's key (the SDKs' `construct` keeps an alias's key
     # as an extra too): pydantic's JSON writer writes both keys, its conversion to a dict one.
-    repeated = whole_model if sqlalchemy else _whole_json(found.cls, found.by_alias)
+    repeated = whole_model if untyped else _whole_json(found.cls, found.by_alias)
     if found.whole:
         return whole_model
-    if sqlalchemy and any(is_sqlalchemy_key(key) for key in found.keys.values()):
-        return whole_model  # an alias `jsonable_encoder` drops: pydantic's dict is looked at whole
     fields = dict.fromkeys(found.fields).keys()
     keys = found.keys
     converted = [(name, keys[name], convert) for name, convert in found.converted.items()]
-    free = found.free if sqlalchemy else ()
     extras = found.extras
     # The instance's own dict, where validation made it: its keys exactly the fields.
     as_held = not converted and keys == {name: name for name in found.fields}
@@ -218,21 +210,15 @@ def _entry(found: Plan, sqlalchemy: bool) -> Entry:
     def entry(model: Any) -> Any:
         held = model.__dict__
         extra = model.__pydantic_extra__ if extras else None
-        for name in free:
-            found_sqlalchemy_key(held.get(name))
         if as_held and not extra and held.keys() == fields:
             return held
         out = {keys[name]: value for name, value in held.items() if name in keys}
         for name, key, convert in converted:
             if name in held:
                 out[key] = once(model, name, convert, held[name])
-                if sqlalchemy:
-                    found_sqlalchemy_key(out[key])
         if extra:
             if not extra.keys().isdisjoint(out):
                 return repeated(model)
-            if sqlalchemy:
-                found_sqlalchemy_key(extra)
             out.update(extra)
         return out
 
@@ -242,7 +228,7 @@ def _entry(found: Plan, sqlalchemy: bool) -> Entry:
 def _stranger(
     entries: dict[type[BaseModel], Entry],
     by_alias: bool,
-    sqlalchemy: bool,
+    untyped: bool,
     ambiguous: bool,
     value: Any,
 ) -> Any:
@@ -254,7 +240,7 @@ def _stranger(
                 if ambiguous and not kept():
                     raise AmbiguousClassError(type(value).__qualname__)
                 return entry(value)
-        own = class_table(type(value), by_alias, sqlalchemy=sqlalchemy)
+        own = class_table(type(value), by_alias, untyped=untyped)
         if own is None:
             raise ContextualError(type(value).__qualname__)
         if own.user_code and not kept():
@@ -270,8 +256,6 @@ def _stranger(
         body = to_json(value, by_alias=by_alias, inf_nan_mode="null", fallback=numpy_as_orjson)
     except PydanticSerializationError:  # a lone surrogate: orjson refuses it, and decides
         return to_jsonable_python(value, by_alias=by_alias, fallback=numpy_as_orjson)
-    if sqlalchemy and b'"_sa' in body:
-        raise SqlalchemyKeyError(type(value).__qualname__)
     return orjson.Fragment(body)
 
 
@@ -291,26 +275,23 @@ _SCALARS = (
 )
 
 
-def model_json(model: BaseModel, *, by_alias: bool, sqlalchemy: bool = False) -> bytes:
-    """Return the JSON of `model.model_dump_json(by_alias=...)`, NaN written null.
+def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
+    """Return the JSON of `model.model_dump(mode="json", by_alias=...)`, NaN written null.
 
     Raises:
-        SqlalchemyKeyError: With `sqlalchemy`, `model` holds a key `jsonable_encoder` drops.
-        KeepResultsError: Its class runs user code and results are not kept.
+        KeepResultsError: Its class runs user code and results are not kept: FastAPI's untyped
+            path keeps them for the whole call, which may write the value again (`_untyped`).
     """
-    own = class_table(type(model), by_alias, sqlalchemy=sqlalchemy)
+    own = class_table(type(model), by_alias, untyped=True)
     if own is not None:
-        if sqlalchemy and own.user_code and not kept():  # FastAPI's untyped path: see `_untyped`
+        if own.user_code and not kept():
             raise KeepResultsError(type(model).__qualname__)
         try:
             return write(model, own.default, encode_option(), own.user_code)
         except TypeError as error:
             if not isinstance(restart(error), (AmbiguousClassError, type(None))):
                 raise
-    body = pydantic_json(model, by_alias=by_alias)
-    if sqlalchemy and b'"_sa' in body:
-        raise SqlalchemyKeyError(type(model).__qualname__)
-    return body
+    return pydantic_json(model, by_alias=by_alias)
 
 
 def model_python(model: BaseModel, *, by_alias: bool) -> Any:
@@ -321,7 +302,7 @@ def model_python(model: BaseModel, *, by_alias: bool) -> Any:
     Raises:
         KeepResultsError: Its class runs user code and results are not kept.
     """
-    own = class_table(type(model), by_alias)
+    own = class_table(type(model), by_alias, untyped=True)
     if own is not None:
         if own.user_code and not kept():
             raise KeepResultsError(type(model).__qualname__)
@@ -331,7 +312,7 @@ def model_python(model: BaseModel, *, by_alias: bool) -> Any:
             # Two keys written alike (pydantic's dict keeps the last), an ambiguous class.
             if not isinstance(restart(error), (AmbiguousClassError, type(None))):
                 raise
-    return _whole_model(type(model), by_alias, sqlalchemy=False)(model)
+    return _whole_model(type(model), by_alias)(model)
 
 
 def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
@@ -344,7 +325,7 @@ def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
     return without_nan(body)
 
 
-def _whole_model(cls: type[BaseModel], by_alias: bool, sqlalchemy: bool) -> Entry:
+def _whole_model(cls: type[BaseModel], by_alias: bool) -> Entry:
     """Return pydantic's conversion of instances written as `cls`, in JSON mode, run once.
 
     `cls`'s own serializer: an instance of a subclass is written as `cls` (pydantic's
@@ -359,10 +340,7 @@ def _whole_model(cls: type[BaseModel], by_alias: bool, sqlalchemy: bool) -> Entr
         )
 
     def entry(model: Any) -> Any:
-        converted = once(model, cls.__qualname__, convert, model)
-        if sqlalchemy:
-            found_sqlalchemy_key(converted)
-        return converted
+        return once(model, cls.__qualname__, convert, model)
 
     return entry
 

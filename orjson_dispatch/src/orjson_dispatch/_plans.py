@@ -107,8 +107,8 @@ class Declared(NamedTuple):
 
     Attributes:
         models: The model classes it declares (not those of their fields).
-        free: Its values may hold dict keys of any text (`dict`, `Any`): FastAPI's untyped path
-            looks there for the keys it drops (`_sqlalchemy`).
+        free: Its values may hold values the schema does not declare (`dict`, `Any`): a
+            model there may be of any class (`_classes`).
     """
 
     models: frozenset[type[BaseModel]]
@@ -189,7 +189,7 @@ class Plan:
         converted: The fields whose values pydantic converts, with their conversion.
         extras: Extra fields are allowed, and written after the fields.
         declared: The model classes each plain written field declares, by field name.
-        free: The fields whose values may hold dict keys of any text (`dict`, `Any`).
+        free: The fields whose values may hold values the schema does not declare.
         whole: pydantic converts the class whole (why, else empty).
         cached: The class has a `functools.cached_property`, whose value is kept in the
             instance's `__dict__` beside the fields.

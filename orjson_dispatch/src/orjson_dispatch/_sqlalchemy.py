@@ -1,11 +1,11 @@
 """FastAPI's `_sa` rule: `jsonable_encoder` drops every dict key beginning with `_sa`.
 
 SQLAlchemy keeps an instance's state under `_sa_instance_state`; FastAPI's untyped path
-(`jsonable_encoder(sqlalchemy_safe=True)`) drops such keys at any depth. A model's class table
-looks where such a key can be (extra fields, `dict` and `Any` values, what pydantic converts);
-every written body is searched once too, for a dict held where a model is declared (given to
-`model_construct`), which orjson writes as it is. Where a key is found, the value is written by
-the exact path, which drops it.
+(`jsonable_encoder(sqlalchemy_safe=True)`) drops such keys at any depth. Such a key can be
+anywhere a dict is: extra fields, `dict` and `Any` values, what pydantic converts, and a dict
+held where a model is declared (given to `model_construct`), which orjson writes as it is. So
+every body the untyped path writes is searched once (`may_hold_sqlalchemy_key`); where a key may
+be there, the value is written by the exact path, which drops it (`is_sqlalchemy_key`).
 """
 
 from __future__ import annotations
@@ -13,53 +13,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-
-from orjson_dispatch._results import RestartError
-
-__all__ = [
-    "SqlalchemyKeyError",
-    "found_sqlalchemy_key",
-    "is_sqlalchemy_key",
-    "may_hold_sqlalchemy_key",
-]
-
-
-class SqlalchemyKeyError(RestartError):
-    """A value holds a dict key that FastAPI's untyped path drops (SQLAlchemy's `_sa` state).
-
-    The value is then written by the exact path.
-    """
+__all__ = ["is_sqlalchemy_key", "may_hold_sqlalchemy_key"]
 
 
 def is_sqlalchemy_key(key: Any) -> bool:
     """Tell whether `jsonable_encoder(sqlalchemy_safe=True)` drops this dict key."""
     return isinstance(key, str) and key.startswith("_sa")
-
-
-def found_sqlalchemy_key(value: Any) -> None:
-    """Raise `SqlalchemyKeyError` where `value` holds, at any depth, a key FastAPI drops.
-
-    Models are not looked into: orjson hands each to the `default` callback, which checks it.
-    """
-    if value is None:
-        return
-    try:
-        # orjson writes plain data at memory speed; a Python walk costs a step per item.
-        if b'"_sa' not in orjson.dumps(value):
-            return
-    except TypeError:
-        pass  # a model, a set, a big int, a non-str key...: walked
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key in item:
-                if is_sqlalchemy_key(key):
-                    raise SqlalchemyKeyError(key)
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
 
 
 def may_hold_sqlalchemy_key(body: bytes) -> bool:

@@ -130,7 +130,7 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
             ):
                 # No fragment to copy. Its body is searched below as any other: a dict held
                 # where a model is declared (given to `model_construct`) is written as it is.
-                body = model_json(value, by_alias=serialization.by_alias, sqlalchemy=True)
+                body = model_json(value, by_alias=serialization.by_alias)
             else:
                 body = orjson.dumps(
                     value,
@@ -224,7 +224,7 @@ def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
                 return own_dump(value, serialization)
             if layout:
                 return model_python(value, by_alias=by_alias)
-            return orjson.Fragment(model_json(value, by_alias=by_alias, sqlalchemy=True))
+            return orjson.Fragment(model_json(value, by_alias=by_alias))
         return jsonable_leaf(value)
 
     return default
