@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
 
 from fastapi import FastAPI
+from orjson_dispatch._stream_sending import READY_FRAMES
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -83,6 +84,27 @@ def test_an_event_followed_by_a_wait_is_sent_before_the_wait_ends(way: str, kind
     answer = run(app_for(way, kind, bursts), three_sent)
     assert answer.error is None
     assert answer.bodies == [EVENT[kind], EVENT[kind] * 3, EVENT[kind]]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_generator_that_never_waits_is_sent_every_ready_frames(kind: str, backend: str) -> None:
+    """The producer hands the loop a turn every `READY_FRAMES` frames, on either backend.
+
+    (Trio runs the tasks woken together in a random order: the last two events may leave
+    together or one by one.)
+    """
+
+    async def ready() -> AsyncIterator[Item]:
+        for _ in range(3 * READY_FRAMES + 1):
+            yield ITEM
+        await anyio.sleep(0)
+        yield ITEM
+
+    answer = anyio.run(call, app_for("helper", kind, ready), "GET", "/s", backend=backend)
+    assert answer.error is None
+    assert answer.bodies[:3] == [EVENT[kind] * READY_FRAMES] * 3
+    assert b"".join(answer.bodies[3:]) == EVENT[kind] * 2
 
 
 @pytest.mark.parametrize("kind", KINDS)
