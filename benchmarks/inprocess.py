@@ -24,7 +24,6 @@ from pydantic import BaseModel, TypeAdapter
 
 from benchmarks import summary
 from benchmarks.cli import main
-from benchmarks.runner import stderr
 from bodies import IN_PROCESS
 from bodies.sdk_corpus import BUILT, Built, build
 from orjson_dispatch import dumps
@@ -127,7 +126,7 @@ def measure(quick: bool, logs: Path) -> dict[str, Any]:
     for name in IN_PROCESS:
         for built in BUILT:
             samples += measure_body(name, built, ROUNDS, min_time)
-            stderr(f"inprocess: {name} ({built}) timed")
+            print(f"inprocess: {name} ({built}) timed", file=sys.stderr, flush=True)
     labels = {
         name: {k: label for k, (label, _) in approaches(cls).items()}
         for name, (cls, _) in IN_PROCESS.items()

@@ -197,27 +197,6 @@ class Cell:
         return f"{self.body}@c{self.concurrency}{'+close' if self.close else ''}"
 
 
-def interleave(
-    cells: Sequence[str], configs: Sequence[str], rounds: int
-) -> list[tuple[int, str, str]]:
-    """Return ``(round, cell, configuration)``: every cell once per configuration and round.
-
-    Round after round; the configurations of a cell run back to back, their order rotated by
-    one each round, so that none is always first after a change of cell.
-    """
-    runs: list[tuple[int, str, str]] = []
-    for number in range(rounds):
-        shift = number % len(configs) if configs else 0
-        order = [*configs[shift:], *configs[:shift]]
-        runs += [(number, cell, config) for cell in cells for config in order]
-    return runs
-
-
-def stderr(line: str) -> None:
-    """Print a progress line."""
-    print(line, file=sys.stderr, flush=True)
-
-
 def interleaved(
     suite: str,
     labels: Mapping[str, str],
@@ -225,29 +204,38 @@ def interleaved(
     rounds: int,
     measure: Callable[[str, str], "tuple[dict[str, Any], str] | str"],
 ) -> dict[str, Any]:
-    """Call ``measure(cell, configuration)`` for each of :func:`interleave`'s runs.
+    """Call ``measure(cell, configuration)`` for every cell once per configuration and round.
 
-    ``labels`` maps each configuration to its label. ``measure`` returns the sample and its
-    progress text, or why the run is skipped: a skipped run is listed once, in round 0.
+    Round after round; the configurations of a cell run back to back, their order rotated by
+    one each round, so that none is always first after a change of cell. ``labels`` maps each
+    configuration to its label. ``measure`` returns the sample and its progress text, or why
+    the run is skipped: a skipped run is listed once, in round 0.
 
     Returns:
         JSON-ready: ``configs``, ``cells``, ``samples`` (per run: the round, cell and
         configuration, and the sample) and ``skipped``.
     """
-    runs, started = interleave(cells, list(labels), rounds), time.monotonic()
+    configs, started = list(labels), time.monotonic()
     samples: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    for index, (number, cell, config) in enumerate(runs, 1):
-        measured = measure(cell, config)
-        if isinstance(measured, str):
-            skipped += [{"config": config, "cell": cell, "why": measured}] if number == 0 else []
-            continue
-        samples.append({"round": number, "cell": cell, "config": config} | measured[0])
-        at = f"[{index}/{len(runs)} {time.monotonic() - started:.0f}s] round {number + 1}"
-        stderr(f"{suite} {at} {cell} {config}: {measured[1]}")
-    configs = [{"name": name, "label": label} for name, label in labels.items()]
-    keys = [{"key": cell} for cell in cells]
-    return {"configs": configs, "cells": keys, "samples": samples, "skipped": skipped}
+    for number in range(rounds):
+        order = [*configs[number % len(configs) :], *configs[: number % len(configs)]]
+        for cell, config in [(cell, config) for cell in cells for config in order]:
+            measured = measure(cell, config)
+            if isinstance(measured, str):
+                skipped += (
+                    [{"config": config, "cell": cell, "why": measured}] if number == 0 else []
+                )
+                continue
+            samples.append({"round": number, "cell": cell, "config": config} | measured[0])
+            at = f"{time.monotonic() - started:.0f}s, round {number + 1}/{rounds}"
+            print(f"{suite} [{at}] {cell} {config}: {measured[1]}", file=sys.stderr, flush=True)
+    return {
+        "configs": [{"name": name, "label": label} for name, label in labels.items()],
+        "cells": [{"key": cell} for cell in cells],
+        "samples": samples,
+        "skipped": skipped,
+    }
 
 
 def drive(
@@ -358,21 +346,17 @@ class LoadSettings:
         """The per-request timeout of wrk: longer than any queue a run is allowed to build."""
         return int(self.drain_budget_s + self.max_duration_s + 10)
 
-    def duration_for(self, single_request_s: float, shortest_s: int | None = None) -> int:
-        """Return the wrk duration for this single-request time (``shortest_s``: the cell's)."""
+    def duration_for(self, cell: Cell, single_request_s: float) -> int | str:
+        """Return the wrk duration of ``cell`` at this single-request time, or why to skip it."""
+        drain = (cell.concurrency - 1) * single_request_s
+        if drain > self.drain_budget_s:
+            return (
+                f"{cell.concurrency} connections x {single_request_s * 1000:.0f} ms per request "
+                f"would queue ~{drain:.0f} s of work (budget {self.drain_budget_s:.0f} s)"
+            )
+        shortest = self.duration_s if cell.duration_s is None else cell.duration_s
         wanted = math.ceil(self.min_requests * single_request_s)
-        shortest = self.duration_s if shortest_s is None else shortest_s
         return max(shortest, min(self.max_duration_s, wanted))
-
-    def skip_reason(self, concurrency: int, single_request_s: float) -> str | None:
-        """Return why a run at ``concurrency`` must be skipped, or None."""
-        drain = (concurrency - 1) * single_request_s
-        if drain <= self.drain_budget_s:
-            return None
-        return (
-            f"{concurrency} connections x {single_request_s * 1000:.0f} ms per request would "
-            f"queue ~{drain:.0f} s of work (budget {self.drain_budget_s:.0f} s)"
-        )
 
 
 #: The wrk runs of the profiles that measure bodies: 3 rounds, 2 to 6 s (1 to 2 s).
@@ -418,16 +402,15 @@ def run_load(
             single[config.name, body] = min(timed[1:])
 
     def measure(server: Server, cell: Cell) -> tuple[dict[str, Any], str] | str:
-        single_s = single[server.config.name, cell.body]
-        reason = settings.skip_reason(cell.concurrency, single_s)
-        if reason is not None:
-            return reason
+        duration_s = settings.duration_for(cell, single[server.config.name, cell.body])
+        if isinstance(duration_s, str):
+            return duration_s
         found = wrk(
             wrk_path,
             f"http://127.0.0.1:{server.port}{server.config.url_path(cell.body)}",
             connections=cell.concurrency,
             close=cell.close,
-            duration_s=settings.duration_for(single_s, cell.duration_s),
+            duration_s=duration_s,
             timeout_s=settings.timeout_s,
             posted=posts.get(cell.body),
         )

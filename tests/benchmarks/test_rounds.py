@@ -1,29 +1,49 @@
 """The interleaving of the runs, spreads and paired per-round ratios."""
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
-from benchmarks.runner import Cell, interleave
+from benchmarks.runner import Cell, interleaved
 from benchmarks.summary import Spread, paired_ratios
+
+LABELS = {"x": "X", "y": "Y", "z": "Z"}
+
+
+def runs(cells: list[str], rounds: int) -> list[tuple[int, str, str]]:
+    """The runs ``interleaved`` makes, in order: (round, cell, configuration)."""
+    found = interleaved("test", LABELS, cells, rounds, lambda cell, config: ({}, ""))
+    return [(s["round"], s["cell"], s["config"]) for s in found["samples"]]
 
 
 def test_every_config_runs_once_per_cell_and_round() -> None:
-    runs = interleave(["a@c1", "b@c32", "b@c32+close"], ["x", "y", "z"], rounds=3)
-    assert len(runs) == 27
-    assert set(Counter(runs).values()) == {1}
+    made = runs(["a@c1", "b@c32", "b@c32+close"], rounds=3)
+    assert len(made) == 27
+    assert set(Counter(made).values()) == {1}
 
 
 def test_rounds_run_in_order_and_configs_of_a_cell_back_to_back() -> None:
-    runs = interleave(["a", "b"], ["x", "y", "z"], rounds=2)
-    assert [number for number, _, _ in runs] == [0] * 6 + [1] * 6
-    assert [cell for _, cell, _ in runs[:6]] == ["a", "a", "a", "b", "b", "b"]
+    made = runs(["a", "b"], rounds=2)
+    assert [number for number, _, _ in made] == [0] * 6 + [1] * 6
+    assert [cell for _, cell, _ in made[:6]] == ["a", "a", "a", "b", "b", "b"]
 
 
 def test_config_order_rotates_each_round() -> None:
-    runs = interleave(["a"], ["x", "y", "z"], rounds=4)
-    orders = [[config for number, _, config in runs if number == n] for n in range(4)]
+    made = runs(["a"], rounds=4)
+    orders = [[config for number, _, config in made if number == n] for n in range(4)]
     assert orders == [["x", "y", "z"], ["y", "z", "x"], ["z", "x", "y"], ["x", "y", "z"]]
+
+
+def test_a_skipped_run_is_listed_once_and_leaves_no_sample() -> None:
+    def measure(cell: str, config: str) -> tuple[dict[str, Any], str] | str:
+        return "too slow" if config == "y" else ({"rps": 1.0}, "")
+
+    found = interleaved("test", LABELS, ["a"], 3, measure)
+    assert found["skipped"] == [{"config": "y", "cell": "a", "why": "too slow"}]
+    assert {s["config"] for s in found["samples"]} == {"x", "z"}
+    assert found["configs"][1] == {"name": "y", "label": "Y"}
+    assert found["cells"] == [{"key": "a"}]
 
 
 def test_cell_keys_name_body_concurrency_and_churn() -> None:
