@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import MutableMapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,7 @@ def first_in_process(path: str) -> None:
     print(json.dumps({"ms": seconds * 1e3, "numpy": "numpy" in sys.modules}))
 
 
-def first_answer(path: str, where: str, logs: Path) -> tuple[dict[str, Any], str]:
+def first_answer(where: str, path: str, logs: Path) -> tuple[dict[str, Any], str]:
     """Return the ms of the first answer of ``path`` in a fresh process, and whether numpy came."""
     if where == "in-process":
         code = f"from benchmarks.route import first_in_process; first_in_process('/{path}')"
@@ -112,11 +113,7 @@ def measure(quick: bool, logs: Path) -> dict[str, Any]:
         SUITE, CONFIGS, [Cell(ITEMS, 32)], settings, answer=lambda b: (None, items()), log_dir=logs
     )
     first = interleaved(
-        "first answer",
-        FIRST,
-        WHERE,
-        5 if quick else 9,
-        lambda where, path: first_answer(path, where, logs),
+        "first answer", FIRST, WHERE, 5 if quick else 9, partial(first_answer, logs=logs)
     )
     return {"generic": generic, "first": first}
 

@@ -131,7 +131,7 @@ def test_the_generic_routes_answer_rows_of_8_keys(servers: dict[str, Server]) ->
 def test_a_first_answer_is_timed_in_a_fresh_process(tmp_path: Path) -> None:
     # One process each way (each imports the SDKs): the route, in process; FastAPI's, over HTTP.
     for path, where in zip(list(FIRST)[::-1], ["in-process", "http"], strict=True):
-        found, _ = first_answer(path, where, tmp_path)
+        found, _ = first_answer(where, path, tmp_path)
         assert found["ms"] > 0, path
         assert isinstance(found["numpy"], bool)
 
