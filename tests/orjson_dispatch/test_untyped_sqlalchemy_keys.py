@@ -1,9 +1,9 @@
 """SQLAlchemy's ``_sa`` keys in a returned model, dropped where FastAPI's untyped path drops them.
 
 ``jsonable_encoder`` drops every dict key beginning with ``_sa``, in a model's ``model_dump``
-too. A model's body is not searched for them: its class's code looks where such a key can be
-(extras, ``dict`` and ``Any`` values, what pydantic converts, a key that is an alias), each
-compared with FastAPI.
+too. Every body the untyped path writes is searched once for such a key; each place one can
+be (extras, ``dict`` and ``Any`` values, what pydantic converts, an alias, a dict where a model
+is declared) is compared with FastAPI, and the search with the plain substring test.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 import pydantic
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from orjson_dispatch._sqlalchemy import may_hold_sqlalchemy_key
 from pydantic import BaseModel, Field, PlainSerializer, computed_field
 
@@ -104,3 +106,22 @@ def test_a_body_without_such_a_key_is_searched_once(monkeypatch: pytest.MonkeyPa
     assert searched == [fastapi_untyped(Free(meta={"k": 1}))]
     dumps({"plain": {"k": 1}})
     assert searched[1:] == [b'{"plain":{"k":1}}']
+
+
+# Pieces of JSON text dense and sparse in underscores, quotes and the letters of `_sa`.
+_PIECES = [b"1234567,", b'"token_id":1,', b'"x":"_s",', b"_", b'"', b"sa", b'"_s', b"a_sa"]
+
+
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
+    repeat=st.sampled_from([1, 40, 30_000]),  # up to 2 MB: the walk of large bodies too
+    key_at=st.none() | st.floats(0, 1),
+)
+def test_the_search_finds_every_key_beginning_with_sa(
+    pieces: list[bytes], repeat: int, key_at: float | None
+) -> None:
+    body = b"".join(pieces) * repeat
+    if key_at is not None:
+        cut = int(len(body) * key_at)
+        body = body[:cut] + b'"_sa_instance_state":1,' + body[cut:]
+    assert may_hold_sqlalchemy_key(body) == (b'"_sa' in body)

@@ -73,6 +73,8 @@ class Serialization:
         include: Fields to include, as in pydantic's `model_dump` (hashable: see `freeze`).
         exclude: Fields to exclude, as in pydantic's `model_dump` (hashable: see `freeze`).
         option: orjson layout options (`FORMAT_OPTIONS` only).
+        selective: Some setting leaves fields out (`exclude_*`, `include`, `exclude`):
+            pydantic then serializes every value itself.
     """
 
     by_alias: bool = True
@@ -82,27 +84,20 @@ class Serialization:
     include: Any = None
     exclude: Any = None
     option: int = 0
-    # Encoders are cached by their settings: the hash is worked out once, not per lookup.
+    # Worked out once, not per value: encoders are cached by their settings, and every value of
+    # the untyped path asks whether they are selective.
+    selective: bool = dataclasses.field(init=False, repr=False, compare=False)
     _hash: int = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        fields = (self.by_alias, self.exclude_unset, self.exclude_defaults, self.exclude_none)
-        key = (*fields, self.include, self.exclude, self.option)
+        flags = (self.exclude_unset, self.exclude_defaults, self.exclude_none)
+        leaves_out = any(flags) or self.include is not None or self.exclude is not None
+        object.__setattr__(self, "selective", leaves_out)
+        key = (self.by_alias, *flags, self.include, self.exclude, self.option)
         object.__setattr__(self, "_hash", hash(key))
 
     def __hash__(self) -> int:
         return self._hash
-
-    @property
-    def selective(self) -> bool:
-        """Some setting leaves fields out: pydantic then serializes every value itself."""
-        return bool(
-            self.exclude_unset
-            or self.exclude_defaults
-            or self.exclude_none
-            or self.include is not None
-            or self.exclude is not None
-        )
 
     def pydantic_options(self) -> dict[str, Any]:
         """The settings as keyword arguments of pydantic's `dump_json` and FastAPI's fields."""

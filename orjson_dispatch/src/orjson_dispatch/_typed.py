@@ -40,8 +40,9 @@ class TypedEncoder:
 
     Args:
         annotation: The declared type.
-        validate: Returns the validated value or raises the validation error to report; None
-            where the caller validates (FastAPI's response field): `encode` is then not used.
+        validate_python: pydantic's `validate_python` of the type, called as FastAPI's
+            response field calls it (`from_attributes=True`); None where the caller validates
+            (the field itself): `encode` is then not used.
         dump_json: pydantic's exact serializer for the declared type, with every setting bound.
         serialization: The settings; with a selective one (include, exclude, exclude_*),
             pydantic serializes every value itself.
@@ -54,19 +55,19 @@ class TypedEncoder:
         "_root",
         "_serialization",
         "_table",
+        "_validate_python",
         "left_to_pydantic",
-        "validate",
     )
 
     def __init__(
         self,
         annotation: Any,
         *,
-        validate: Callable[[Any], Any] | None = None,
+        validate_python: Callable[..., Any] | None = None,
         dump_json: Callable[[Any], bytes],
         serialization: Serialization,
     ) -> None:
-        self.validate = validate
+        self._validate_python = validate_python
         self._annotation = annotation
         self._dump_json = dump_json
         self._serialization = serialization
@@ -120,14 +121,16 @@ class TypedEncoder:
             Exception: What `validate` raises for a value that does not fit the declared type,
                 or pydantic's serialization error for a value it cannot serialize.
         """
-        assert self.validate is not None, "values of this encoder are validated by its caller"
-        return self.serialize(self.validate(value))
+        validate = self._validate_python
+        assert validate is not None, "values of this encoder are validated by its caller"
+        return self.serialize(validate(value, from_attributes=True))
 
     def serialize(self, value: Any) -> bytes:
         """Return the JSON of an already validated `value`."""
-        if not self._built:
-            self.build()
         found = self._table
+        if found is None and not self._built:
+            self.build()
+            found = self._table
         if found is not None:
             if self._root is not None and type(value) is not self._root:
                 # A subclass instance at the root, which validation passes through: written as
@@ -177,8 +180,10 @@ def _typed_encoder(annotation: Any, order: str, serialization: Serialization) ->
     adapter: TypeAdapter[Any] = TypeAdapter(annotation)
     return TypedEncoder(
         annotation,
-        # The adapter's own validator: TypeAdapter.validate_python only passes its arguments on.
-        validate=functools.partial(adapter.validator.validate_python, from_attributes=True),
+        # The adapter's own validator, read once: TypeAdapter.validate_python only passes its
+        # arguments on, and the validator of a type whose build is deferred is a stand-in that
+        # looks the real one up at each attribute read.
+        validate_python=adapter.validator.validate_python,
         dump_json=functools.partial(adapter.dump_json, **serialization.pydantic_options()),
         serialization=serialization,
     )
