@@ -23,6 +23,7 @@ import asyncio
 import socket
 import struct
 import sys
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["Connection"]
@@ -49,12 +50,17 @@ else:
 
 
 class Connection:
-    """The transport of the connection a response is sent on, and its socket."""
+    """The transport of the connection a response is sent on, and its socket.
 
-    __slots__ = ("_socket", "_transport")
+    Attributes:
+        buffered: Returns the bytes written to the transport that it has not handed to the
+            kernel yet: the transport's own `get_write_buffer_size`, read once per frame.
+    """
+
+    __slots__ = ("_socket", "buffered")
 
     def __init__(self, transport: Any) -> None:
-        self._transport = transport
+        self.buffered: Callable[[], int] = transport.get_write_buffer_size
         self._socket = transport.get_extra_info("socket")
 
     @classmethod
@@ -71,10 +77,6 @@ class Connection:
             return None
         return cls(transport)
 
-    def buffered(self) -> int:
-        """Bytes written to the transport that it has not handed to the kernel yet."""
-        return int(self._transport.get_write_buffer_size())
-
     def unacknowledged(self) -> int | None:
         """Bytes the transport and the kernel hold that the client has not acknowledged.
 
@@ -87,4 +89,4 @@ class Connection:
             kernel = _kernel_unacknowledged(self._socket)
         except OSError:  # not a TCP socket (a Unix socket), or the connection is gone
             return None
-        return kernel + self.buffered()
+        return kernel + int(self.buffered())

@@ -251,15 +251,19 @@ class Stream(StreamingResponse):
     def _take(self) -> bytes:
         """Take the next body from the queue: the frames ready together, up to `PIECE_BYTES`."""
         frames = self._frames
-        body = frames.popleft()
-        size = len(body)
-        if frames and size < PIECE_BYTES:
-            batch = [body]
-            while frames and size + len(frames[0]) <= PIECE_BYTES:
-                batch.append(frames.popleft())
-                size += len(batch[-1])
-            if len(batch) > 1:
-                body = b"".join(batch)
+        if len(frames) > 1 and self._queued <= PIECE_BYTES:  # all of them, joined at once
+            body, size = b"".join(frames), self._queued
+            frames.clear()
+        else:
+            body = frames.popleft()
+            size = len(body)
+            if frames and size < PIECE_BYTES:
+                batch = [body]
+                while frames and size + len(frames[0]) <= PIECE_BYTES:
+                    batch.append(frames.popleft())
+                    size += len(batch[-1])
+                if len(batch) > 1:
+                    body = b"".join(batch)
         self._queued -= size
         self._unsent = size
         return body
