@@ -30,7 +30,7 @@ import pkgutil
 import types
 import typing
 from functools import cache
-from typing import Annotated, Any, Literal, TypeVar, Union
+from typing import Annotated, Any, Literal, TypeGuard, TypeVar, Union
 
 from anthropic.types import Message, RawMessageStartEvent
 from hypothesis import strategies as st
@@ -60,6 +60,13 @@ def _modules(package_name: str) -> list[types.ModuleType]:
     ]
 
 
+def _is_model(value: object) -> TypeGuard[type[BaseModel]]:
+    """Whether ``value`` is a pydantic model class, by its MRO: before pydantic 2.10,
+    ``issubclass(cls, BaseModel)`` of a class that is none walks every subclass of BaseModel
+    (ABCMeta), thousands once the SDKs are imported (25 s of CPU on pydantic 2.7 here)."""
+    return isinstance(value, type) and BaseModel in value.__mro__
+
+
 def _models() -> list[type[BaseModel]]:
     """Every public, non-generic pydantic model defined in the SDKs' ``types`` packages."""
     return [
@@ -67,11 +74,7 @@ def _models() -> list[type[BaseModel]]:
         for package in SDK_PACKAGES
         for module in _modules(package)
         for name, value in sorted(vars(module).items())
-        # The MRO, not issubclass: before pydantic 2.10, issubclass(x, BaseModel) of a class
-        # that is no model walks all of BaseModel's subclasses (ABCMeta), thousands here
-        # (25 s of CPU on pydantic 2.7 for this list).
-        if isinstance(value, type)
-        and BaseModel in value.__mro__
+        if _is_model(value)
         and value.__module__ == module.__name__
         and not name.startswith("_")
         and not value.__pydantic_generic_metadata__["parameters"]
