@@ -67,6 +67,26 @@ def test_dumps_calls_the_own_model_dump_with_the_settings() -> None:
         assert dumps(ACCOUNT, **options) == fastapi_untyped(ACCOUNT, **options)
 
 
+class Tagged(BaseModel):
+    name: str | None = None
+    tags: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Tagged(tags={"a": None, "b": 1}),
+        Tagged(tags={"_sa_instance_state": 1, "b": [None]}),
+        Tagged(name="x", tags={"n": 2**70, "c": None}),  # orjson refuses the integer
+    ],
+)
+def test_exclude_none_leaves_out_the_none_items_of_the_dumped_dicts(value: Tagged) -> None:
+    """pydantic leaves out the None fields, ``jsonable_encoder`` then every None dict item."""
+    expected = fastapi_untyped(value, exclude_none=True)
+    assert b":null" not in expected
+    assert dumps(value, exclude_none=True) == expected
+
+
 @pytest.mark.parametrize("twin", ROUTE_CLASSES, indirect=True)
 @pytest.mark.parametrize("value", VALUES[:3])
 def test_untyped_endpoint_sends_what_the_own_model_dump_returns(value: Any, twin: Twin) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from orjson_dispatch._encoders import UNTYPED
@@ -72,17 +73,22 @@ def dumps(
     ):
         serialization = DEFAULTS  # the common call: no settings to build and hash
     else:
-        serialization = Serialization(
-            by_alias=by_alias,
-            exclude_unset=exclude_unset,
-            exclude_defaults=exclude_defaults,
-            exclude_none=exclude_none,
-            include=freeze(include),
-            exclude=freeze(exclude),
-            option=check_format_option(option, "orjson_dispatch.dumps()"),
+        serialization = _serialization(
+            by_alias,
+            exclude_unset,
+            exclude_defaults,
+            exclude_none,
+            freeze(include),
+            freeze(exclude),
+            check_format_option(option, "orjson_dispatch.dumps()"),
         )
     # `declared_encoder`'s choice, made here without the encoder object it builds: per call, that
     # is a tenth of a small model's time.
     if response_model is UNTYPED:
         return encode_untyped(value, serialization)
     return typed_encoder(response_model, serialization).encode(value)
+
+
+# The settings of a call, made once per distinct settings (making them costs as much as a
+# small model's JSON).
+_serialization = functools.lru_cache(maxsize=64)(Serialization)
