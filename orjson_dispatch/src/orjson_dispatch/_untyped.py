@@ -5,42 +5,26 @@ hands the value to orjson, which calls `jsonable_leaf` only for what it does not
 the exact path, `to_jsonable`, walks the value in Python like `jsonable_encoder` does and is used
 for the rare cases orjson refuses (integers beyond 64 bits, non-str keys, nesting deeper than
 orjson's limit) and for the `exclude_*`, `include` and `exclude` settings. Both apply the same
-per-type rules, written once below.
+per-type rules, written once (`_leaves`).
 Reference: https://github.com/fastapi/fastapi/blob/master/fastapi/encoders.py
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-import datetime
 import functools
 import json
 import math
-from collections import deque
 from collections.abc import Callable
-from decimal import Decimal
 from enum import Enum
-from ipaddress import (
-    IPv4Address,
-    IPv4Interface,
-    IPv4Network,
-    IPv6Address,
-    IPv6Interface,
-    IPv6Network,
-)
-from pathlib import PurePath
-from re import Pattern
-from types import GeneratorType
 from typing import Any
 from uuid import UUID
 
 import orjson
-from pydantic import AnyUrl, BaseModel, NameEmail, SecretBytes, SecretStr
-from pydantic_core import PydanticUndefinedType, Url
+from pydantic import BaseModel
 
-from orjson_dispatch import _fastapi
 from orjson_dispatch._classes import model_json, model_python
+from orjson_dispatch._leaves import ENCODERS_BY_TYPE, SEQUENCES, UUID_ENCODER, jsonable_leaf
 from orjson_dispatch._options import Serialization, encode_option, thaw
 from orjson_dispatch._results import (
     KeepResultsError,
@@ -52,52 +36,11 @@ from orjson_dispatch._results import (
 )
 from orjson_dispatch._sqlalchemy import is_sqlalchemy_key, may_hold_sqlalchemy_key
 
-__all__ = ["encode_untyped", "jsonable_leaf", "to_jsonable"]
+__all__ = ["encode_untyped", "to_jsonable"]
 
 # orjson encodes int64 and uint64; a larger integer is sent exactly, as its digits.
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
-
-
-def _decimal(value: Decimal) -> int | float:
-    # FastAPI: an integral Decimal becomes an int, any other a float.
-    exponent = value.as_tuple().exponent
-    if isinstance(exponent, int) and exponent >= 0:
-        return int(value)
-    return float(value)
-
-
-def _isoformat(value: datetime.date | datetime.time) -> str:
-    return value.isoformat()
-
-
-# The table of FastAPI's jsonable_encoder, for Starlette apps: with FastAPI installed, FastAPI's
-# own table is read (`_fastapi.jsonable_encoders`).
-_STARLETTE_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {
-    bytes: bytes.decode,
-    datetime.date: _isoformat,
-    datetime.datetime: _isoformat,
-    datetime.time: _isoformat,
-    datetime.timedelta: datetime.timedelta.total_seconds,
-    Decimal: _decimal,
-    IPv4Address: str,
-    IPv4Interface: str,
-    IPv4Network: str,
-    IPv6Address: str,
-    IPv6Interface: str,
-    IPv6Network: str,
-    NameEmail: str,
-    Pattern: lambda pattern: pattern.pattern,
-    SecretBytes: str,
-    SecretStr: str,
-    UUID: str,
-    Url: str,
-    AnyUrl: str,
-}
-_ENCODERS_BY_TYPE, _ENCODERS_BY_CLASSES = _fastapi.jsonable_encoders(_STARLETTE_ENCODERS)
-_UUID_ENCODER = _ENCODERS_BY_TYPE.get(UUID)
-# What jsonable_encoder walks as a list (only these: a dict view or another Set is not one).
-_SEQUENCES = (list, set, frozenset, GeneratorType, tuple, deque)
 
 
 def encode_untyped(value: Any, serialization: Serialization) -> bytes:
@@ -138,7 +81,7 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
     # the default settings: at a few microseconds a small model, they cost a tenth of it.
     # orjson writes a UUID itself: an app's own entry for UUID in FastAPI's table is applied by
     # the exact path.
-    elif not serialization.selective and _ENCODERS_BY_TYPE.get(UUID) is _UUID_ENCODER:
+    elif not serialization.selective and ENCODERS_BY_TYPE.get(UUID) is UUID_ENCODER:
         try:
             if (
                 not serialization.option
@@ -270,96 +213,6 @@ def own_dump(model: BaseModel, serialization: Serialization) -> Any:
     return once(model, "model_dump", dump, model)
 
 
-def jsonable_leaf(value: Any) -> Any:
-    """Convert one value that is not a model, as `jsonable_encoder` would, one level deep.
-
-    Containers are returned as containers (a set becomes a list, a dataclass a dict) whose items
-    are left for the caller to encode.
-
-    Raises:
-        ValueError: FastAPI cannot encode `value` either (as jsonable_encoder raises it).
-    """
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            field.name: _as_copied(getattr(value, field.name))
-            for field in dataclasses.fields(value)
-        }
-    if isinstance(value, Enum):
-        # jsonable_encoder hands the value to `json.dumps` as it stands; it is encoded by its own
-        # rules here, where `json.dumps` fails (500) on a Decimal, a date, a set: a deliberate
-        # difference, as for the enums orjson reads itself.
-        return value.value
-    if isinstance(value, PurePath):
-        return str(value)
-    if isinstance(value, PydanticUndefinedType):
-        return None
-    # Subclasses of builtins: jsonable_encoder keeps str, int and float subclasses (json.dumps
-    # writes what the builtin holds), and walks dicts with items() and lists with iter(), so
-    # whatever a subclass's own methods hide stays hidden.
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, dict):
-        keys = set(value.keys())
-        return {key: item for key, item in value.items() if key in keys}
-    if isinstance(value, _SEQUENCES):
-        return list(value)
-    encoder = _ENCODERS_BY_TYPE.get(type(value))
-    if encoder is not None:
-        return encoder(value)
-    for encoder, classes in _ENCODERS_BY_CLASSES.items():
-        if isinstance(value, classes):
-            return encoder(value)
-    return _mapping_or_attributes(value)
-
-
-def _as_copied(value: Any) -> Any:
-    """Return what JSON can tell of `value` after `dataclasses.asdict` deep-copied it.
-
-    FastAPI encodes a dataclass as `asdict(value)`, which deep-copies every field. The copy of a
-    set is rebuilt from its items in iteration order, and where hashes collide the copy can
-    iterate in another order than the original: the array FastAPI writes follows the copy.
-    Sets are rebuilt the same way here and other objects (a model, an object encoded through
-    `vars()`) deep-copied; lists, tuples and dicts keep their order and are walked, not copied.
-    A value that cannot be copied (FastAPI answers 500) is encoded as it stands.
-    """
-    if value is None or isinstance(value, (str, int, float)):
-        return value
-    if isinstance(value, (set, frozenset)):
-        return type(value)([_as_copied(item) for item in value])
-    if isinstance(value, (list, tuple)):
-        return [_as_copied(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _as_copied(item) for key, item in value.items()}
-    if dataclasses.is_dataclass(value):
-        return value  # encoded field by field when orjson reaches it
-    try:
-        return copy.deepcopy(value)
-    except Exception:  # any failure of deepcopy
-        return value
-
-
-def _mapping_or_attributes(value: Any) -> dict[Any, Any]:
-    """Return `dict(value)`, else `vars(value)`: the last resort of jsonable_encoder.
-
-    Raises:
-        ValueError: Neither works; it holds both errors, as FastAPI's does.
-        fastapi.exceptions.PydanticV1NotSupportedError: A `pydantic.v1` model (FastAPI 0.128+).
-    """
-    _fastapi.refuse_pydantic_v1(value)
-    try:
-        return dict(value)
-    except Exception as error:
-        mapping_error = error
-    try:
-        return dict(vars(value))
-    except Exception as error:
-        raise ValueError([mapping_error, error]) from error
-
-
 def to_jsonable(value: Any, serialization: Serialization) -> Any:
     """Convert `value` the way `jsonable_encoder(value, **settings)` does, for orjson to encode.
 
@@ -404,7 +257,7 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
             ):
                 converted[_key(key, inner)] = to_jsonable(item, inner)
         return converted
-    if isinstance(value, _SEQUENCES):
+    if isinstance(value, SEQUENCES):
         items = []
         for item in value:
             items.append(to_jsonable(item, serialization))
