@@ -66,10 +66,28 @@ def fastapi_untyped(value: Any, **options: Any) -> bytes:
 
 
 def fastapi_typed(annotation: Any, value: Any, **options: Any) -> bytes:
-    """FastAPI's typed body: validate (``from_attributes``), then pydantic's ``dump_json``."""
-    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    """FastAPI's typed body: validate (``from_attributes``), then pydantic's ``dump_json``.
+
+    One adapter serves every value of a class or a generic alias of classes (``list[Model]``),
+    as FastAPI builds one field per route (building one per value took most of the SDK
+    types' run on pydantic 2.7); any other annotation gets its own: equal unions can be other
+    types (``First | Second == Second | First``, whose smart-mode tie pydantic breaks by order).
+    """
+    adapter = _adapters(annotation) if _of_classes(annotation) else TypeAdapter(annotation)
     validated = adapter.validate_python(value, from_attributes=True)
     return adapter.dump_json(validated, **{"by_alias": True, **options})
+
+
+def _of_classes(annotation: Any) -> bool:
+    """Whether ``annotation`` is a class or a generic alias of classes: equal only if the same."""
+    if isinstance(annotation, types.GenericAlias):  # before isinstance(type): True on 3.10
+        return all(map(_of_classes, annotation.__args__))
+    return isinstance(annotation, type)
+
+
+@functools.lru_cache(maxsize=256)
+def _adapters(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
 
 
 def typed_since_0130(annotation: Any, value: Any, route_options: dict[str, Any]) -> Any:
