@@ -81,7 +81,8 @@ def returned_values(spec: TypeSpec) -> st.SearchStrategy[Returned]:
     )
 
 
-def disguised_values(spec: TypeSpec) -> st.SearchStrategy[Returned]:
+@st.composite  # at import: hypothesis reads a function's source each time it wraps one
+def disguised_values(draw: st.DrawFn, spec: TypeSpec) -> Returned:
     """Valid values with nested model instances swapped for stand-ins at any depth.
 
     Each model instance inside lists, tuples, dicts and other models may become a dict of its
@@ -89,12 +90,7 @@ def disguised_values(spec: TypeSpec) -> st.SearchStrategy[Returned]:
     or a plain object read through ``from_attributes``: the declared type has to validate and
     filter each one wherever it sits, as FastAPI's typed path does.
     """
-
-    @st.composite
-    def build(draw: st.DrawFn) -> Returned:
-        return Returned(_disguise(draw, draw(spec.values)), "nested")
-
-    return build()
+    return Returned(_disguise(draw, draw(spec.values)), "nested")
 
 
 def _disguise(draw: st.DrawFn, value: Any, depth: int = 0) -> Any:

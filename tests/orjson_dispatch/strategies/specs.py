@@ -140,76 +140,74 @@ def _generic(origin: Any, *args: Any) -> Any:
 _KEY_ENUMS: tuple[type[enum.Enum], ...] = (Color, Level, Kind, *DISGUISED_ENUMS, *UNWRITABLE_ENUMS)
 
 
-def _container_specs(inner: st.SearchStrategy[TypeSpec]) -> st.SearchStrategy[TypeSpec]:
-    @st.composite
-    def build(draw: st.DrawFn) -> TypeSpec:
-        spec = draw(inner)
-        kind = draw(
-            st.sampled_from(
-                [
-                    "optional",
-                    "list",
-                    "tuple",
-                    "set",
-                    "frozenset",
-                    "dict_str",
-                    "dict_int",
-                    "dict_enum",
-                    "union",
-                ]
-            )
+# Composites here are defined once, at import: hypothesis reads the source of the function each
+# time st.composite wraps one (to check that it draws); wrapped anew for each value drawn, that
+# was a quarter of the typed tests' CPU.
+@st.composite
+def _container_specs(draw: st.DrawFn, inner: st.SearchStrategy[TypeSpec]) -> TypeSpec:
+    spec = draw(inner)
+    kind = draw(
+        st.sampled_from(
+            [
+                "optional",
+                "list",
+                "tuple",
+                "set",
+                "frozenset",
+                "dict_str",
+                "dict_int",
+                "dict_enum",
+                "union",
+            ]
         )
-        if kind == "optional":
-            return TypeSpec(
-                _generic(Optional, spec.annotation),
-                st.none() | spec.values,
-                spec.hashable,
-                None,
-            )
-        if kind == "list":
-            return TypeSpec(
-                _generic(list, spec.annotation), st.lists(spec.values, max_size=3), False
-            )
-        if kind == "tuple":
-            return TypeSpec(
-                _generic(tuple, spec.annotation, ...),
-                st.lists(spec.values, max_size=3).map(tuple),
-                spec.hashable,
-            )
-        if kind in {"set", "frozenset"} and spec.hashable:
-            container = set if kind == "set" else frozenset
-            return TypeSpec(
-                _generic(container, spec.annotation),
-                st.lists(spec.values, max_size=3).map(container),
-                kind == "frozenset",
-            )
-        if kind == "dict_int":
-            return TypeSpec(
-                _generic(dict, int, spec.annotation),
-                st.dictionaries(big_ints, spec.values, max_size=3),
-                False,
-            )
-        if kind == "dict_enum":
-            keys = _enum_spec(draw(st.sampled_from(_KEY_ENUMS)))
-            return TypeSpec(
-                _generic(dict, keys.annotation, spec.annotation),
-                st.dictionaries(keys.values, spec.values, max_size=3),
-                False,
-            )
-        if kind == "union":
-            other = draw(scalar_specs)
-            return TypeSpec(
-                _generic(Union, spec.annotation, other.annotation),
-                spec.values | other.values,
-                spec.hashable and other.hashable,
-            )
+    )
+    if kind == "optional":
         return TypeSpec(
-            _generic(dict, str, spec.annotation),
-            st.dictionaries(texts, spec.values, max_size=3),
+            _generic(Optional, spec.annotation),
+            st.none() | spec.values,
+            spec.hashable,
+            None,
+        )
+    if kind == "list":
+        return TypeSpec(_generic(list, spec.annotation), st.lists(spec.values, max_size=3), False)
+    if kind == "tuple":
+        return TypeSpec(
+            _generic(tuple, spec.annotation, ...),
+            st.lists(spec.values, max_size=3).map(tuple),
+            spec.hashable,
+        )
+    if kind in {"set", "frozenset"} and spec.hashable:
+        container = set if kind == "set" else frozenset
+        return TypeSpec(
+            _generic(container, spec.annotation),
+            st.lists(spec.values, max_size=3).map(container),
+            kind == "frozenset",
+        )
+    if kind == "dict_int":
+        return TypeSpec(
+            _generic(dict, int, spec.annotation),
+            st.dictionaries(big_ints, spec.values, max_size=3),
             False,
         )
-
-    return build()
+    if kind == "dict_enum":
+        keys = _enum_spec(draw(st.sampled_from(_KEY_ENUMS)))
+        return TypeSpec(
+            _generic(dict, keys.annotation, spec.annotation),
+            st.dictionaries(keys.values, spec.values, max_size=3),
+            False,
+        )
+    if kind == "union":
+        other = draw(scalar_specs)
+        return TypeSpec(
+            _generic(Union, spec.annotation, other.annotation),
+            spec.values | other.values,
+            spec.hashable and other.hashable,
+        )
+    return TypeSpec(
+        _generic(dict, str, spec.annotation),
+        st.dictionaries(texts, spec.values, max_size=3),
+        False,
+    )
 
 
 _FIELD_NAMES = ("alpha", "beta_value", "gamma", "delta_x", "eps", "zeta_id", "eta", "theta")
@@ -351,33 +349,31 @@ def _serialized_names(fields: dict[str, Any], generator: Callable[[str], str] | 
     return names
 
 
+@st.composite
 def _instances(
+    draw: st.DrawFn,
     model: type[BaseModel],
     strategies: dict[str, st.SearchStrategy[Any]],
     optional: set[str],
     extra: str | None,
-) -> st.SearchStrategy[BaseModel]:
-    @st.composite
-    def build(draw: st.DrawFn) -> BaseModel:
-        data: dict[str, Any] = {}
-        for name, values in strategies.items():
-            if name in optional and draw(st.booleans()):
-                continue  # left unset: exercises exclude_unset
-            data[name] = draw(values)
-        if extra == "allow":
-            for key in draw(st.lists(st.sampled_from(["x_extra", "note", "n2"]), unique=True)):
-                data[key] = draw(json_leaves)
-        how = draw(st.sampled_from(["validated", "validated", "constructed"]))
-        if how == "constructed":  # no validator ran: FastAPI's response validation runs them
-            instance = model.model_construct(**data)
-        else:
-            try:
-                instance = model.model_validate(data)
-            except ValidationError:
-                reject()  # a generated validator rejects these values
-        return assign_unvalidated(draw, instance) if draw(st.booleans()) else instance
-
-    return build()
+) -> BaseModel:
+    data: dict[str, Any] = {}
+    for name, values in strategies.items():
+        if name in optional and draw(st.booleans()):
+            continue  # left unset: exercises exclude_unset
+        data[name] = draw(values)
+    if extra == "allow":
+        for key in draw(st.lists(st.sampled_from(["x_extra", "note", "n2"]), unique=True)):
+            data[key] = draw(json_leaves)
+    how = draw(st.sampled_from(["validated", "validated", "constructed"]))
+    if how == "constructed":  # no validator ran: FastAPI's response validation runs them
+        instance = model.model_construct(**data)
+    else:
+        try:
+            instance = model.model_validate(data)
+        except ValidationError:
+            reject()  # a generated validator rejects these values
+    return assign_unvalidated(draw, instance) if draw(st.booleans()) else instance
 
 
 def field_specs(depth: int = 1) -> st.SearchStrategy[TypeSpec]:
