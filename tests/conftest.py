@@ -1,7 +1,8 @@
 """The hypothesis profiles, and the figures of FastAPI's suite runs, for every test.
 
 The hypothesis profiles (``hypothesis_runs.py``) are registered and loaded here, once for the
-whole tree. The long tests run first (``pytest_collection_modifyitems``).
+whole tree. The long tests run first, dealt among pytest-xdist's workers
+(``pytest_collection_modifyitems``).
 
 The figures of FastAPI's suite runs (tests/fastapi_suite) are printed at the end of the session.
 
@@ -27,11 +28,27 @@ if importlib.util.find_spec("hypothesis") is not None:
     register_profiles()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the long tests (marked ``slow`` or ``netns``) first, the others in their order: with
-    pytest-xdist, a long test left for the end keeps one worker busy while the other has nothing
-    left to run."""
-    items.sort(key=lambda item: not any(map(item.get_closest_marker, ("slow", "netns"))))
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Start each pytest-xdist worker on long tests (marked ``slow`` or ``netns``), dealt in turn.
+
+    A long test left for the end keeps one worker busy while the others have nothing left to
+    run. ``--dist worksteal`` first hands each worker an equal run of this order, and a worker
+    keeps the test after the one it runs (no other can take it): so each run starts with every
+    n-th long test, then other tests in their order, and no long test waits behind another on
+    one worker while the others are free. Without workers, the long tests simply come first.
+    """
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    is_long = {item: any(map(item.get_closest_marker, ("slow", "netns"))) for item in items}
+    long = [item for item in items if is_long[item]]
+    others = [item for item in items if not is_long[item]]
+    ordered: list[pytest.Item] = []
+    for worker in range(workers):
+        # worksteal's first split: each worker an equal share of what the earlier ones left.
+        share = (len(items) - len(ordered)) // (workers - worker)
+        run = long[worker::workers]
+        ordered += run + others[: max(share - len(run), 0)]
+        del others[: max(share - len(run), 0)]
+    items[:] = ordered + others
 
 
 _PROPERTY = "fastapi-suite-summary"
