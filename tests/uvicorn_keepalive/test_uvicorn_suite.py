@@ -43,6 +43,9 @@ def test_uvicorn_http_protocol_suite() -> None:
         "-v",
         "-o",
         "addopts=",
+        # Plugins that our dev group installs and uvicorn's tests do not use (about 2 s of CPU).
+        *("-p", "no:faker", "-p", "no:logfire", "-p", "no:pytest_logfire"),
+        *("-p", "no:inline_snapshot"),
         "--rootdir",
         str(suite),
         "-c",
