@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -127,6 +128,19 @@ def run(mode: str | None, pytest_args: list[str], timeout: float = 600) -> Run:
             deselected.update(json.loads(ids.read_text()))
         outcomes = json.loads(outcomes_file.read_text())
         return Run(outcomes, routes, deselected, seconds, output)
+
+
+def run_side_by_side(mode: str | None, runs: list[list[str]]) -> Run:
+    """The runs of `run(mode, args)` for each of `runs`, in processes side by side, as one."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        parts = list(pool.map(lambda args: run(mode, args), runs))
+    merged = Run({}, seconds=max(part.seconds for part in parts))
+    for part in parts:
+        merged.outcomes |= part.outcomes
+        merged.routes.update(part.routes)
+        merged.deselected |= part.deselected
+        merged.output += part.output
+    return merged
 
 
 def main() -> int:

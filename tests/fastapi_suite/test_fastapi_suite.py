@@ -9,11 +9,12 @@ their body in a child interpreter, which the plugin does not reach, are left out
 test FastAPI alone). Tests that cannot pass here (a missing tool, no network) fail or skip in
 both runs, which is fine.
 
-One process, not pytest-xdist's workers: each worker would import the whole suite again (a
-fifth of the run's CPU time), and two workers share the working directory, where some of
-FastAPI's tests fail beside another module's fixture (a static/ directory it removes) under
-FastAPI too. The two tests of this module run beside each other and beside the rest of our
-suite, which keeps the cores busy.
+Not pytest-xdist's workers: each worker would import the whole suite again (a fifth of the
+run's CPU time), and two workers share the working directory, where some of FastAPI's tests
+fail beside another module's fixture (a static/ directory it removes) under FastAPI too. Route
+mode runs in one process; dispatch mode in two side by side, the tutorials (where every such
+fixture is) and the rest (`suite_runs`), so that it does not end long after our other tests.
+The two tests of this module run beside each other and beside the rest of our suite.
 
 The baseline runs only the tests that did not pass because a full baseline run costs as much
 as a run through dispatch, and the CI's whole budget is 4 minutes on 2 cores; the outcomes are
@@ -53,16 +54,22 @@ ROUTE_MODE_FILES = re.compile(
 )
 
 
-def suite_tests(mode: str) -> list[str]:
-    """The test paths to run in `mode`: all of `tests`, or in route mode `ROUTE_MODE_FILES`."""
+def suite_runs(mode: str) -> list[list[str]]:
+    """The test paths of each run of `mode`, the runs side by side: in dispatch mode the
+    tutorials and the rest of `tests`, so that the longest test of our suite (a minute and a
+    half of one core in one run) does not end after all the others (every test that makes or
+    removes a directory in the working directory, which the runs share, is a tutorial's); in
+    route mode `ROUTE_MODE_FILES`."""
     if mode == "dispatch":
-        return ["tests"]
+        return [["tests/test_tutorial"], ["tests", "--ignore=tests/test_tutorial"]]
     root = suite_runner.fastapi_tests()
-    return sorted(
-        str(path.relative_to(root))
-        for path in (root / "tests").rglob("test_*.py")
-        if ROUTE_MODE_FILES.search(str(path.relative_to(root)))
-    )
+    return [
+        sorted(
+            str(path.relative_to(root))
+            for path in (root / "tests").rglob("test_*.py")
+            if ROUTE_MODE_FILES.search(str(path.relative_to(root)))
+        )
+    ]
 
 
 def expected_differences() -> dict[str, str]:
@@ -84,7 +91,7 @@ def outcome(run: Run, test: str) -> dict[str, str]:
 
 
 def check_suite(mode: str, summary: list[str]) -> None:
-    through = suite_runner.run(mode, ["-q", *suite_tests(mode)])
+    through = suite_runner.run_side_by_side(mode, [["-q", *paths] for paths in suite_runs(mode)])
     # Tests (or modules that failed to import) that did not pass run again without dispatch.
     again = sorted(
         test for test, result in through.outcomes.items() if result["outcome"] != "passed"
