@@ -40,11 +40,12 @@ def register_profiles() -> None:
 
 def examples(count: int) -> int:
     """A test's example count: ten times more under ``HYPOTHESIS_PROFILE=thorough``, a quarter
-    (at least 25) under ``HYPOTHESIS_PROFILE=floor``, the run on the lowest supported versions,
-    which checks the version branches once the full run has checked the rules."""
+    (at least 25, never more than ``count``) under ``HYPOTHESIS_PROFILE=floor``, the run on the
+    lowest supported versions, which checks the version branches once the full run has checked
+    the rules."""
     profile = os.environ.get("HYPOTHESIS_PROFILE")
     if profile == "thorough":
         return count * 10
     if profile == "floor":
-        return max(25, count // 4)
+        return max(min(25, count), count // 4)
     return count

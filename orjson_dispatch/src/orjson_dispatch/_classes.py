@@ -112,7 +112,8 @@ def table(
             except IncompleteError:  # pydantic writes it in this table (its entry not kept)
                 plans[cls] = whole(cls, by_alias, "not fully defined")
             pending.extend(plans[cls].models)
-    parents = {cls for cls in plans if any(o is not cls and issubclass(o, cls) for o in plans)}
+    # A class's MRO, not `issubclass`, which below pydantic 2.10 walks BaseModel's subclasses.
+    parents = {base for cls in plans for base in cls.__mro__[1:] if base in plans}
     if declared and not parents.isdisjoint(roots):
         raise NotPlainError(f"{sorted(c.__qualname__ for c in parents)} have subclasses in it")
     entries: dict[type[BaseModel], Entry] = {}
