@@ -118,8 +118,8 @@ class TypedEncoder:
         """Validate `value` and return its JSON.
 
         Raises:
-            Exception: What `validate` raises for a value that does not fit the declared type,
-                or pydantic's serialization error for a value it cannot serialize.
+            Exception: What `validate_python` raises for a value that does not fit the declared
+                type, or pydantic's serialization error for a value it cannot serialize.
         """
         validate = self._validate_python
         assert validate is not None, "values of this encoder are validated by its caller"
