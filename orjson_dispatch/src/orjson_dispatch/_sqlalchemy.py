@@ -44,9 +44,12 @@ def may_hold_sqlalchemy_key(body: bytes) -> bool:
                 return False
             if body[position - 2 : position - 1] == b'"' and body[position : position + 2] == b"sa":
                 return True
-    for match in _SQLALCHEMY_KEY.finditer(body, position):
+    # `search`, not `finditer`: a body without `_sa` (most) costs one call, no iterator.
+    match = _SQLALCHEMY_KEY.search(body, position)
+    while match is not None:
         if body[match.start() - 1 : match.start()] == b'"':
             return True
+        match = _SQLALCHEMY_KEY.search(body, match.end())
     return False
 
 
