@@ -125,6 +125,10 @@ def test_cli_with_two_workers_and_the_environment(servers: list[ServerProcess]) 
 # uvicorn's supervisor stops when a worker exits with STARTUP_FAILURE from 0.50 on
 # (uvicorn PR 3001); before, it respawns the worker, which fails again, until stopped.
 SUPERVISOR_STOPS = Version(version("uvicorn")) >= Version("0.50")
+# asyncio sets TCP_NODELAY on the connections of an IPPROTO_TCP listener only: uvicorn's
+# `--workers` listener (`Config.bind_socket`) has proto 0 before uvicorn 0.55, IPPROTO_TCP since
+# (https://github.com/Kludex/uvicorn/issues/3149).
+STOCK_NODELAY = int(Version(version("uvicorn")) >= Version("0.55"))
 BAD_IDLE = "UVICORN_KEEPALIVE_IDLE='0' is out of range: 1 to 32767 seconds"
 NOT_DIGITS = "UVICORN_KEEPALIVE_IDLE='1_0' is not a decimal integer"
 
@@ -271,8 +275,8 @@ def test_gunicorn_worker(servers: list[ServerProcess], worker: str) -> None:
     [
         ("uvicorn_keepalive:Protocol", {}, 1),
         ("uvicorn_keepalive:H11Protocol", {}, 1),
-        ("uvicorn_keepalive:Protocol", {"UVICORN_KEEPALIVE_NODELAY": "0"}, 0),
-        ("httptools", {}, 0),  # stock uvicorn: the listener has proto=0, asyncio leaves it off
+        ("uvicorn_keepalive:Protocol", {"UVICORN_KEEPALIVE_NODELAY": "0"}, STOCK_NODELAY),
+        ("httptools", {}, STOCK_NODELAY),
     ],
 )
 def test_nodelay_with_two_workers_on_asyncio(
