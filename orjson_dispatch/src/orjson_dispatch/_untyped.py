@@ -99,7 +99,7 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
                 )
         except (TypeError, ValueError) as error:
             # A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's
-            # writer refuses with a ValueError), a `_sa` key: the exact path decides.
+            # writer refuses with a ValueError): the exact path decides.
             signal = restart(error)
             if isinstance(signal, KeepResultsError):
                 raise signal from None
