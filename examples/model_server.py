@@ -117,23 +117,6 @@ class Completion(BaseModel):
     usage: Usage
 
 
-class ChunkChoice(BaseModel):
-    index: int = 0
-    text: str
-    finish_reason: Literal["length", "stop"] | None = None
-
-
-class CompletionChunk(BaseModel):
-    """One streamed token of a completion (OpenAI streams them as ``text_completion``)."""
-
-    id: str
-    object: Literal["text_completion"] = "text_completion"
-    created: int
-    model: str
-    choices: list[ChunkChoice]
-    usage: Usage | None = None
-
-
 class ChatMessage(BaseModel):
     role: Literal["assistant"] = "assistant"
     content: str
@@ -159,19 +142,39 @@ class Delta(BaseModel):
     content: str | None = None
 
 
+class ChunkChoice(BaseModel):
+    index: int = 0
+    text: str
+    finish_reason: Literal["length", "stop"] | None = None
+
+
 class ChatChunkChoice(BaseModel):
     index: int = 0
     delta: Delta
     finish_reason: Literal["length", "stop"] | None = None
 
 
-class ChatCompletionChunk(BaseModel):
+class Chunk(BaseModel):
+    """What every streamed chunk holds, in OpenAI's order; ``usage`` only in the usage chunk."""
+
     id: str
-    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    object: str
     created: int
     model: str
-    choices: list[ChatChunkChoice]
+    choices: list[ChunkChoice] | list[ChatChunkChoice]
     usage: Usage | None = None
+
+
+class CompletionChunk(Chunk):
+    """One streamed token of a completion (OpenAI streams them as ``text_completion``)."""
+
+    object: Literal["text_completion"] = "text_completion"
+    choices: list[ChunkChoice]
+
+
+class ChatCompletionChunk(Chunk):
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    choices: list[ChatChunkChoice]
 
 
 class ModelCard(BaseModel):
