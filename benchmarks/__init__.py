@@ -1,5 +1,5 @@
 """Side-by-side benchmarks of orjson-dispatch and uvicorn-keepalive against their peers.
 
-Run them with ``.venv/bin/python -m benchmarks`` (``--quick`` for a few minutes' subset); see
+Run them with ``.venv/bin/python -m benchmarks`` (``--quick``: shorter runs); see
 docs/benchmarks.md.
 """

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None, question: ModuleType | None = None) -> i
     modules = {question.SUITE: question} if question else questions()
     prog = f"benchmarks.{question.SUITE}" if question else "benchmarks"
     parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="the subset the docs quote")
+    parser.add_argument("--quick", action="store_true", help="shorter runs (the docs quote them)")
     if question is None:
         parser.add_argument("--only", default=",".join(SUITES), help=f"of: {', '.join(SUITES)}")
     parser.add_argument("--out", type=Path, help="default: benchmarks/results[/quick]")

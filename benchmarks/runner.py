@@ -182,14 +182,12 @@ def running(configs: Sequence[ServerConfig], log_dir: Path) -> Iterator[dict[str
 class Cell:
     """A workload: a body (or a stream's shape) at a concurrency.
 
-    ``close`` sends ``Connection: close`` (a new connection per request); ``duration_s`` is
-    the cell's shortest wrk run (None: the suite's).
+    ``close`` sends ``Connection: close`` (a new connection per request).
     """
 
     body: str
     concurrency: int
     close: bool = False
-    duration_s: int | None = None
 
     @property
     def key(self) -> str:
@@ -354,12 +352,11 @@ class LoadSettings:
                 f"{cell.concurrency} connections x {single_request_s * 1000:.0f} ms per request "
                 f"would queue ~{drain:.0f} s of work (budget {self.drain_budget_s:.0f} s)"
             )
-        shortest = self.duration_s if cell.duration_s is None else cell.duration_s
         wanted = math.ceil(self.min_requests * single_request_s)
-        return max(shortest, min(self.max_duration_s, wanted))
+        return max(self.duration_s, min(self.max_duration_s, wanted))
 
 
-#: The wrk runs of the profiles that measure bodies: 3 rounds, 2 to 6 s (1 to 2 s).
+#: The wrk runs of the suites that measure bodies: 3 rounds of 1 to 2 s (``--quick``), or 2 to 6 s.
 FULL_LOAD = LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)
 QUICK_LOAD = LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)
 

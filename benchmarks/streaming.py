@@ -28,7 +28,7 @@ from benchmarks import summary
 from benchmarks.cli import main
 from benchmarks.runner import Cell, Server, ServerConfig, ServerError, drive, get, interleaved
 from bodies import CYCLE, Chunk, chunk_dicts, chunk_models
-from orjson_dispatch import DispatchRoute, dispatch, server_sent_events
+from orjson_dispatch import DispatchRoute, server_sent_events
 
 SUITE = "streaming"
 #: The generator shapes: query parameters of the app's endpoints.
@@ -37,13 +37,10 @@ SHAPES = {
     "burst8": "&burst=8",  # 8 ready chunks per pass through the event loop
     "paced": "&burst=1&wait_us=1000&stamp=true",  # one chunk per ~1 ms, stamped
 }
-#: The events per stream of each cell (``<shape>@c<streams>``), in 3 rounds.
-FULL = {"ready@c1": 20_000, "burst8@c1": 20_000, "paced@c1": 1_000}
-FULL |= {"ready@c32": 2_000, "burst8@c32": 2_000, "paced@c32": 500}
-# A ready stream sends 50 000 to 200 000 events a second: fewer than 20 000 last too short to
-# time on a loaded machine (single runs of the same code spread 3.5-fold at 3 000).
-QUICK = {"ready@c1": 20_000, "burst8@c1": 2_000, "burst8@c32": 300, "paced@c32": 100}
-ROUNDS = 3
+#: The events per stream of each cell (``<shape>@c<streams>``). A ready stream sends 50 000 to
+#: 200 000 events a second: fewer than 20 000 last too short to time on a loaded machine (single
+#: runs of the same code spread 3.5-fold at 3 000).
+EVENTS = {"ready@c1": 20_000, "burst8@c1": 2_000, "burst8@c32": 300, "paced@c32": 100}
 STALLED = {
     "stalled-fastapi": "FastAPI, -> AsyncIterable[Blob], JSON Lines",
     "stalled-route": "DispatchRoute, the same route",
@@ -198,16 +195,16 @@ def stalled_growth_kb(path: str, readers: int, log_dir: Path, stall_s: float = S
 
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
-    """Measure the profile's stream cells, then the stalled readers, 1 and 40 of them."""
-    configs = [c for c in CONFIGS if not quick or c.name in QUICK_CONFIGS]
+    """Measure the stream cells, then 1 and 40 stalled readers: 3 rounds (quick), or 7."""
+    rounds = 3 if quick else 7
 
     def stalled(readers: str, path: str) -> tuple[dict[str, Any], str]:
         grown = stalled_growth_kb(path, int(readers.removesuffix(" readers")), logs) / 1024
         return {"mib": grown}, f"+{grown:.1f} MiB"
 
     readers = ["1 readers", "40 readers"]
-    streams = run_streaming(configs, QUICK if quick else FULL, ROUNDS, logs)
-    return streams | {"stalled": interleaved("stalled", STALLED, readers, ROUNDS, stalled)}
+    streams = run_streaming(CONFIGS, EVENTS, rounds, logs)
+    return streams | {"stalled": interleaved("stalled", STALLED, readers, rounds, stalled)}
 
 
 def render(suite: Any) -> list[str]:
@@ -273,11 +270,6 @@ async def typed(shape: ShapeQuery) -> AsyncIterable[Chunk]:  # each item validat
         yield chunk
 
 
-async def untyped(shape: ShapeQuery):  # type: ignore[no-untyped-def]  # jsonable_encoder per item
-    async for chunk in dicts(shape):
-        yield chunk
-
-
 async def sse_starlette(shape: ShapeQuery) -> StarletteEventSourceResponse:
     events = ({"data": chunk.model_dump_json()} async for chunk in models(shape))
     # sep="\n": the line ending FastAPI uses (sse-starlette's default is "\r\n").
@@ -316,19 +308,14 @@ async def blobs(n: int) -> AsyncIterable[Blob]:
 
 
 #: Name: label, framing and endpoint. The ``dispatch-route-*`` streams are routes of an
-#: ``APIRouter(route_class=DispatchRoute)``, the others the app's. The @dispatch wrappers are
-#: made before any route: wrapping a function a route already serves is warned about.
+#: ``APIRouter(route_class=DispatchRoute)``, the others the app's.
 STREAMS = {
-    "fastapi-jsonl-untyped": ("FastAPI JSON Lines, untyped (dicts)", "jsonl", untyped),
     "fastapi-jsonl-typed": ("FastAPI JSON Lines, -> AsyncIterable[Chunk]", "jsonl", typed),
-    "fastapi-sse-untyped": ("FastAPI EventSourceResponse, untyped (dicts)", "sse", untyped),
     "fastapi-sse-typed": ("FastAPI EventSourceResponse, -> AsyncIterable[Chunk]", "sse", typed),
     "sse-starlette": ("sse-starlette EventSourceResponse, model_dump_json", "sse", sse_starlette),
     "orjson-limit": ("StreamingResponse of orjson.dumps(d) lines (hand-written)", "jsonl", lines),
     "orjson-limit-sse": ('b"data: " + orjson.dumps(d) events (hand-written)', "sse", events),
     "model-dump-json-sse": ('f"data: {chunk.model_dump_json()}" events (vLLM)', "sse", vllm),
-    "dispatch-jsonl": ("@dispatch on the generator, JSON Lines", "jsonl", dispatch(typed)),
-    "dispatch-sse": ("@dispatch on the generator, EventSourceResponse", "sse", dispatch(typed)),
     "dispatch-route-jsonl": ("APIRouter(route_class=DispatchRoute), JSON Lines", "jsonl", typed),
     "dispatch-route-sse": ("APIRouter(route_class=DispatchRoute), SSE", "sse", typed),
     "server-sent-events": (
@@ -350,9 +337,6 @@ CONFIGS = tuple(
     ServerConfig(name, label, _APP, f"/{name}", framing=framing)
     for name, (label, framing, _) in STREAMS.items()
 )
-#: The quick profile leaves out FastAPI's untyped streams and @dispatch's.
-_LEFT_OUT = ("fastapi-jsonl-untyped", "fastapi-sse-untyped", "dispatch-jsonl", "dispatch-sse")
-QUICK_CONFIGS = [name for name in STREAMS if name not in _LEFT_OUT]
 #: JSON Lines streams are divided by the hand-written orjson lines, SSE ones by the two
 #: hand-written SSE streams (orjson's, and ``model_dump_json``'s as vLLM writes it).
 HAND_WRITTEN = {"jsonl": ("orjson-limit",), "sse": ("orjson-limit-sse", "model-dump-json-sse")}

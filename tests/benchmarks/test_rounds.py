@@ -48,7 +48,7 @@ def test_a_skipped_run_is_listed_once_and_leaves_no_sample() -> None:
 
 def test_cell_keys_name_body_concurrency_and_churn() -> None:
     assert Cell("tokens-65536", 32).key == "tokens-65536@c32"
-    assert Cell("plain", 32, close=True, duration_s=1).key == "plain@c32+close"
+    assert Cell("plain", 32, close=True).key == "plain@c32+close"
 
 
 def test_spread_is_median_min_and_max() -> None:
