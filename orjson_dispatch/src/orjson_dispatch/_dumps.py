@@ -7,7 +7,7 @@ from typing import Any
 
 from orjson_dispatch._encoders import UNTYPED
 from orjson_dispatch._options import DEFAULTS, Serialization, check_format_option, freeze
-from orjson_dispatch._typed import typed_encoder
+from orjson_dispatch._typed import encode_typed
 from orjson_dispatch._untyped import encode_untyped
 
 __all__ = ["UNTYPED", "dumps"]
@@ -86,7 +86,7 @@ def dumps(
     # is a tenth of a small model's time.
     if response_model is UNTYPED:
         return encode_untyped(value, serialization)
-    return typed_encoder(response_model, serialization).encode(value)
+    return encode_typed(value, response_model, serialization)
 
 
 # The settings of a call, made once per distinct settings (making them costs as much as a

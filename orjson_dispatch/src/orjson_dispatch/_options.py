@@ -75,6 +75,8 @@ class Serialization:
         option: orjson layout options (`FORMAT_OPTIONS` only).
         selective: Some setting leaves fields out (`exclude_*`, `include`, `exclude`):
             pydantic then serializes every value itself.
+        whole_models: Neither selective nor laid out: a model is written as its class's own
+            JSON.
     """
 
     by_alias: bool = True
@@ -87,12 +89,14 @@ class Serialization:
     # Worked out once, not per value: encoders are cached by their settings, and every value of
     # the untyped path asks whether they are selective.
     selective: bool = dataclasses.field(init=False, repr=False, compare=False)
+    whole_models: bool = dataclasses.field(init=False, repr=False, compare=False)
     _hash: int = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         flags = (self.exclude_unset, self.exclude_defaults, self.exclude_none)
         leaves_out = any(flags) or self.include is not None or self.exclude is not None
         object.__setattr__(self, "selective", leaves_out)
+        object.__setattr__(self, "whole_models", not leaves_out and not self.option)
         key = (self.by_alias, *flags, self.include, self.exclude, self.option)
         object.__setattr__(self, "_hash", hash(key))
 

@@ -32,6 +32,7 @@ __all__ = [
     "numpy_as_orjson",
     "once",
     "restart",
+    "rewrite",
     "without_nan",
     "write",
 ]
@@ -132,19 +133,30 @@ def write(value: Any, default: Callable[[Any], Any], option: int, user_code: boo
     try:
         return orjson.dumps(value, default=default, option=option)
     except TypeError as error:
-        signal = restart(error)
-        if signal is not None:
-            raise signal from None
-        if isinstance(error.__cause__, ContextualError):
-            raise
-        first = error
+        return rewrite(value, default, option, error)
+
+
+def rewrite(value: Any, default: Callable[[Any], Any], option: int, error: TypeError) -> bytes:
+    """Return `write`'s JSON of `value` after orjson refused it with `error`.
+
+    For callers that make the first orjson call themselves (`write` and the writers bound to
+    one class table): the value is written again from what `default` returned (`exact`).
+
+    Raises:
+        As `write`.
+    """
+    signal = restart(error)
+    if signal is not None:
+        raise signal from None
+    if isinstance(error.__cause__, ContextualError):
+        raise error
     try:
         return orjson.dumps(exact(value, default), default=default, option=option)
     except Exception as again:
         signal = restart(again)
         if signal is not None:
             raise signal from None
-        raise first from again
+        raise error from again
 
 
 def exact(value: Any, default: Callable[[Any], Any]) -> Any:

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from types import GenericAlias
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, PydanticUserError, TypeAdapter
 
-from orjson_dispatch._classes import Table, kept_on, table
+from orjson_dispatch._classes import Kept, Table, kept_for, kept_on, table
 from orjson_dispatch._diagnostics import logger
 from orjson_dispatch._options import DEFAULTS, Serialization, encode_option
 from orjson_dispatch._plans import NotPlainError, declared, writes_nan
@@ -24,11 +25,12 @@ from orjson_dispatch._results import (
     ContextualError,
     KeepResultsError,
     keeping_results,
+    rewrite,
     without_nan,
     write,
 )
 
-__all__ = ["TypedEncoder", "typed_encoder"]
+__all__ = ["TypedEncoder", "encode_typed", "typed_encoder"]
 
 
 class TypedEncoder:
@@ -46,6 +48,13 @@ class TypedEncoder:
         dump_json: pydantic's exact serializer for the declared type, with every setting bound.
         serialization: The settings; with a selective one (include, exclude, exclude_*),
             pydantic serializes every value itself.
+
+    Attributes:
+        encode: Validates a value and returns its JSON; raises what `validate_python` raises
+            for a value that does not fit the declared type, or pydantic's serialization error
+            for a value it cannot serialize.
+        serialize: Returns the JSON of an already validated value.
+        left_to_pydantic: Why pydantic writes every value, once built (`build`); else None.
     """
 
     __slots__ = (
@@ -56,7 +65,9 @@ class TypedEncoder:
         "_serialization",
         "_table",
         "_validate_python",
+        "encode",
         "left_to_pydantic",
+        "serialize",
     )
 
     def __init__(
@@ -75,6 +86,8 @@ class TypedEncoder:
         self._table: Table | None = None
         self._root: type[BaseModel] | None = None
         self.left_to_pydantic: str | None = None
+        self.encode: Callable[[Any], bytes] = self._first_encode
+        self.serialize: Callable[[Any], bytes] = self._first_serialize
 
     def build(self) -> str | None:
         """Build the class table if not yet; return why pydantic writes every value, or None."""
@@ -99,6 +112,9 @@ class TypedEncoder:
                     self._annotation,
                     self.left_to_pydantic,
                 )
+            self.serialize = self._writer(None)
+            if self._validate_python is not None:
+                self.encode = self._writer(self._validate_python)
         return self.left_to_pydantic
 
     def _build(self) -> Table | None:
@@ -114,37 +130,62 @@ class TypedEncoder:
             self._root = self._annotation
         return table(roots, self._serialization.by_alias)
 
-    def encode(self, value: Any) -> bytes:
-        """Validate `value` and return its JSON.
+    def _first_encode(self, value: Any) -> bytes:
+        assert self._validate_python is not None, "its values are validated by its caller"
+        self.build()
+        return self.encode(value)
 
-        Raises:
-            Exception: What `validate_python` raises for a value that does not fit the declared
-                type, or pydantic's serialization error for a value it cannot serialize.
-        """
-        validate = self._validate_python
-        assert validate is not None, "values of this encoder are validated by its caller"
-        return self.serialize(validate(value, from_attributes=True))
+    def _first_serialize(self, value: Any) -> bytes:
+        self.build()
+        return self.serialize(value)
 
-    def serialize(self, value: Any) -> bytes:
-        """Return the JSON of an already validated `value`."""
-        found = self._table
-        if found is None and not self._built:
-            self.build()
-            found = self._table
-        if found is not None:
-            if self._root is not None and type(value) is not self._root:
-                # A subclass instance at the root, which validation passes through: written as
-                # the declared class, as pydantic writes it.
-                value = found.entries[self._root](value)
-            option = encode_option(self._serialization.option)
+    def _writer(self, validate: Callable[..., Any] | None) -> Callable[[Any], bytes]:
+        """Return `encode` (with `validate`) or `serialize`, with what they read bound once."""
+        found, dump_json, root = self._table, self._dump_json, self._root
+        if found is None:
+            if validate is None:
+                return dump_json
+            return lambda value: dump_json(validate(value, from_attributes=True))
+        default, user_code, layout = found.default, found.user_code, self._serialization.option
+        # A subclass instance at the root, which validation passes through: written as the
+        # declared class, as pydantic writes it.
+        as_root = found.entries[root] if root is not None else None
+
+        def write_value(value: Any) -> bytes:
+            if validate is not None:
+                value = validate(value, from_attributes=True)
+            if as_root is not None and type(value) is not root:
+                value = as_root(value)
+            option = encode_option(layout)
             try:
                 try:
-                    return write(value, found.default, option, found.user_code)
+                    if user_code:
+                        return write(value, default, option, True)
+                    try:
+                        return orjson.dumps(value, default=default, option=option)
+                    except TypeError as error:
+                        return rewrite(value, default, option, error)
                 except KeepResultsError:  # a model met at an `Any` position runs user code
-                    return keeping_results(lambda: write(value, found.default, option, True))
+                    return keeping_results(lambda: write(value, default, option, True))
             except TypeError:
                 pass  # a lone surrogate, a model with `ser_json_*` settings...: pydantic decides
-        return self._dump_json(value)
+            return dump_json(value)
+
+        return write_value
+
+
+def encode_typed(value: Any, annotation: Any, serialization: Serialization) -> bytes:
+    """Return `typed_encoder(annotation, serialization).encode(value)`.
+
+    A model of exactly its declared class under FastAPI's defaults, the common call, finds the
+    encoder through the instance (`kept_for`).
+    """
+    if type(value) is annotation and serialization is DEFAULTS:
+        held = kept_for(value)
+        found: TypedEncoder | None = None if held is None else held.get(_DEFAULT_KEY)
+        if found is not None:
+            return found.encode(value)
+    return typed_encoder(annotation, serialization).encode(value)
 
 
 def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder:
@@ -155,13 +196,7 @@ def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder
     without bound).
     """
     if type(annotation) is _MODEL_CLASS:
-        held = kept_on(annotation)
-        # FastAPI's defaults, the common call, by a key hashed in C.
-        key = ("typed", None if serialization is DEFAULTS else serialization)
-        encoder: TypedEncoder | None = held.get(key)
-        if encoder is None:
-            encoder = held[key] = _typed_encoder(annotation, "", serialization)
-        return encoder
+        return _kept_encoder(kept_on(annotation), serialization)
     try:
         # `Union[A, B] == Union[B, A]`, but pydantic breaks ties between members by their order:
         # the repr tells them apart. A class is equal to itself only: no repr to build.
@@ -172,6 +207,16 @@ def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder
         return _typed_encoder(annotation, "", serialization)
 
 
+def _kept_encoder(held: Kept, serialization: Serialization) -> TypedEncoder:
+    # FastAPI's defaults, the common call, by a key hashed in C.
+    key = _DEFAULT_KEY if serialization is DEFAULTS else ("typed", serialization)
+    encoder: TypedEncoder | None = held.get(key)
+    if encoder is None:
+        encoder = held[key] = _typed_encoder(held.cls, "", serialization)
+    return encoder
+
+
+_DEFAULT_KEY = "typed"
 _MODEL_CLASS = type(BaseModel)  # pydantic's model metaclass
 
 

@@ -23,7 +23,7 @@ from uuid import UUID
 import orjson
 from pydantic import BaseModel
 
-from orjson_dispatch._classes import model_json, model_python
+from orjson_dispatch._classes import json_writer, kept_for, kept_on, model_json, model_python
 from orjson_dispatch._leaves import ENCODERS_BY_TYPE, SEQUENCES, UUID_ENCODER, jsonable_leaf
 from orjson_dispatch._options import Serialization, encode_option, thaw
 from orjson_dispatch._results import (
@@ -52,6 +52,22 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
         TypeError: `value` is circular.
     """
     try:
+        # A model under the default settings, the common case, first: at a few microseconds a
+        # small model, working out the settings' callback and options costs a tenth of it, and
+        # so does an `isinstance` of pydantic's metaclass (Python code). No fragment to copy:
+        # the class's own JSON is the body, searched as any other (a dict held where a model is
+        # declared, given to `model_construct`, is written as it is).
+        if serialization.whole_models and type(type(value)) is _MODEL_CLASS:
+            write_json = _model_writer(value, serialization.by_alias)
+            if write_json is not None:
+                try:
+                    body = write_json(value)
+                except (TypeError, ValueError) as error:
+                    _refused(error)
+                else:
+                    if not may_hold_sqlalchemy_key(body):
+                        return body
+                return _exactly(value, serialization)
         return _encode_untyped(value, serialization)
     except KeepResultsError:
         # User code is about to run: what it returns is kept, for the exact path not to run
@@ -77,35 +93,22 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
             nones = serialization.exclude_none and body.find(b"null") != -1
             if not nones and not may_hold_sqlalchemy_key(body):
                 return body
-    # The settings' callback and options are worked out after the common case, a model under
-    # the default settings: at a few microseconds a small model, they cost a tenth of it.
     # orjson writes a UUID itself: an app's own entry for UUID in FastAPI's table is applied by
     # the exact path.
     elif not serialization.selective and ENCODERS_BY_TYPE.get(UUID) is UUID_ENCODER:
+        default = _default(serialization.by_alias, bool(serialization.option & _LAYOUT))
         try:
-            if (
-                not serialization.option
-                and isinstance(value, BaseModel)
-                and type(value).model_dump is _MODEL_DUMP
-            ):
-                # No fragment to copy. Its body is searched below as any other: a dict held
-                # where a model is declared (given to `model_construct`) is written as it is.
-                body = model_json(value, by_alias=serialization.by_alias)
-            else:
-                body = orjson.dumps(
-                    value,
-                    default=_default(serialization.by_alias, bool(serialization.option & _LAYOUT)),
-                    option=encode_option(serialization.option),
-                )
+            body = orjson.dumps(value, default=default, option=encode_option(serialization.option))
         except (TypeError, ValueError) as error:
-            # A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's
-            # writer refuses with a ValueError): the exact path decides.
-            signal = restart(error)
-            if isinstance(signal, KeepResultsError):
-                raise signal from None
+            _refused(error)
         else:
             if not may_hold_sqlalchemy_key(body):
                 return body
+    return _exactly(value, serialization)
+
+
+def _exactly(value: Any, serialization: Serialization) -> bytes:
+    """Return `encode_untyped(value, ...)` by the exact path (`to_jsonable`)."""
     try:
         converted = to_jsonable(value, serialization)
     except RecursionError:
@@ -122,6 +125,42 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
             return _json_dumps(converted, serialization.option)
         except (TypeError, ValueError, RecursionError):
             raise error from None
+
+
+def _refused(error: TypeError | ValueError) -> None:
+    """Pass on orjson's refusal of a part of a value for the exact path, which decides.
+
+    A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's writer
+    refuses with a ValueError).
+
+    Raises:
+        KeepResultsError: User code is about to run: its results are to be kept.
+    """
+    signal = restart(error)
+    if isinstance(signal, KeepResultsError):
+        raise signal from None
+
+
+def _model_writer(model: BaseModel, by_alias: bool) -> Callable[[BaseModel], bytes] | None:
+    """Return `model_json` of the instances of the model's class, decided once per class.
+
+    None where the class overrides `model_dump`: what the override returns is encoded
+    (`own_dump`).
+    """
+    key = "untyped" if by_alias else "untyped by name"
+    kept_here = kept_for(model)
+    if kept_here is not None:
+        found: Callable[[BaseModel], bytes] | None = kept_here.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
+    cls = type(model)
+    found = json_writer(cls, by_alias) if cls.model_dump is _MODEL_DUMP else None
+    kept_on(cls)[key] = found
+    return found
+
+
+_UNKNOWN: Any = object()
+_MODEL_CLASS = type(BaseModel)  # pydantic's model metaclass
 
 
 def _json_dumps(converted: Any, option: int) -> bytes:
