@@ -28,7 +28,7 @@ from typing import Any
 from benchmarks import summary
 from benchmarks.runner import ROOT, ServerError, WrkError
 
-SUITES = ("serialization", "requests", "inprocess", "streaming", "keepalive", "route")
+SUITES = ("serialization", "requests", "inprocess", "streaming", "keepalive")
 RESULTS = ROOT / "benchmarks" / "results"
 #: The distributions whose versions decide the figures, recorded with each suite.
 PACKAGES = [

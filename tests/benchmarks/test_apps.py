@@ -9,10 +9,9 @@ import pytest
 from benchmarks import requests, serialization, streaming
 from benchmarks.keepalive import CONFIGS as KEEPALIVE_CONFIGS
 from benchmarks.requests import CONFIGS as REQUEST_CONFIGS
-from benchmarks.route import CONFIGS as ROUTE_CONFIGS
-from benchmarks.route import FIRST, first_answer
 from benchmarks.runner import Server, get, running, uvicorn_command
 from benchmarks.serialization import CONFIGS as SERIALIZATION_CONFIGS
+from benchmarks.serialization import FIRST, GENERIC, first_answer
 from bodies import (
     CHAT,
     MULTI_TURN,
@@ -58,8 +57,8 @@ def test_unknown_body_names_are_rejected(name: str) -> None:
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Server]]:
-    """One real uvicorn process per application (the FastAPI app serves 8 configurations)."""
-    configs = (*SERIALIZATION_CONFIGS, *KEEPALIVE_CONFIGS, *REQUEST_CONFIGS, *ROUTE_CONFIGS)
+    """One real uvicorn process per application (one serves every configuration of its script)."""
+    configs = (*SERIALIZATION_CONFIGS, *KEEPALIVE_CONFIGS, *REQUEST_CONFIGS)
     apps = {config.app: config for config in configs}
     with running(list(apps.values()), tmp_path_factory.mktemp("logs")) as started:
         yield {server.config.app: server for server in started.values()}
@@ -123,7 +122,7 @@ def test_the_asyncio_configurations_run_the_asyncio_loop() -> None:
 def test_the_generic_routes_answer_rows_of_8_keys(servers: dict[str, Server]) -> None:
     assert len(items()) == 1_000
     assert {len(row) for row in items()} == {8}
-    for config in ROUTE_CONFIGS:
+    for config in GENERIC:
         status, content = get(servers[config.app].port, config.path)
         assert (status, orjson.loads(content)) == (200, items()), config.name
 
@@ -143,7 +142,10 @@ def test_the_dispatch_route_configurations_are_routes_of_dispatch_route() -> Non
             streaming.dispatch_router,
             {"/dispatch-route-jsonl", "/dispatch-route-sse", "/stalled-route"},
         ),
-        (serialization.dispatch_router, {"/dispatch-route/{name}"}),
+        (
+            serialization.dispatch_router,
+            {"/dispatch-route/{name}", "/generic-route", "/first-route"},
+        ),
     ]
     for router, paths in routers:
         assert {r.path for r in router.routes if isinstance(r, DispatchRoute)} == paths
