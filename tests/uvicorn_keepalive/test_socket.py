@@ -8,9 +8,7 @@ import logging
 import os
 import socket
 import sys
-from asyncio.trsock import TransportSocket
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from uvicorn_keepalive._socket import apply, plan
@@ -23,22 +21,12 @@ LOGGER = "uvicorn.error.keepalive"
 TCP_KEEPIDLE = socket.TCP_KEEPIDLE
 # Option numbers the Linux kernel does not know: setsockopt answers ENOPROTOOPT.
 UNKNOWN_OPTION = 9999
-# The value of SIO_KEEPALIVE_VALS in Windows' mstcpip.h.
-SIO_KEEPALIVE_VALS = 0x98000004
 
 
 def reported(**options: int) -> dict[str, int]:
     """What ``set_keepalive`` returns when it set ``options``: with SO_KEEPALIVE and
     TCP_NODELAY, which it sets on every platform."""
     return {"SO_KEEPALIVE": 1, **options, "TCP_NODELAY": 1}
-
-
-def ioctl_values(time: int, interval: int) -> dict[str, int]:
-    """The members of Windows' SIO_KEEPALIVE_VALS among ``set_keepalive``'s options (ms)."""
-    return {
-        "SIO_KEEPALIVE_VALS.keepalivetime": time,
-        "SIO_KEEPALIVE_VALS.keepaliveinterval": interval,
-    }
 
 
 @pytest.fixture
@@ -129,122 +117,34 @@ def test_macos_sets_the_idle_time_with_tcp_keepalive(
     assert keepalive_options(server) == expected(21, 7, 4)
 
 
-class FakeIoctl:
-    """Stands for Windows' socket.ioctl, which Linux has not: records each call."""
-
-    def __init__(self, error: OSError | None = None) -> None:
-        self.calls: list[tuple[int, int, Any]] = []
-        self.error = error
-
-    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Make this the ``ioctl`` method of every ``socket.socket``."""
-
-        def ioctl(sock: socket.socket, control: int, values: Any) -> None:
-            assert isinstance(sock, socket.socket)  # a real socket, not a TransportSocket
-            self.calls.append((sock.fileno(), control, values))
-            if self.error is not None:
-                raise self.error
-
-        monkeypatch.setattr(socket.socket, "ioctl", ioctl, raising=False)
-
-
-@pytest.fixture
-def windows(monkeypatch: pytest.MonkeyPatch) -> FakeIoctl:
-    """Windows' SIO_KEEPALIVE_VALS constant and socket.ioctl."""
-    ioctl = FakeIoctl()
-    monkeypatch.setattr(socket, "SIO_KEEPALIVE_VALS", SIO_KEEPALIVE_VALS, raising=False)
-    ioctl.install(monkeypatch)
-    return ioctl
-
-
-def test_windows_1709_uses_the_options_not_the_ioctl(
-    windows: FakeIoctl, tcp_pair: tuple[socket.socket, socket.socket]
-) -> None:
-    _, server = tcp_pair
-    assert set_keepalive(server, idle=12, interval=3, count=4) == reported(
-        TCP_KEEPIDLE=12, TCP_KEEPINTVL=3, TCP_KEEPCNT=4
-    )
-    assert windows.calls == []
-
-
-@pytest.fixture
-def old_windows(monkeypatch: pytest.MonkeyPatch, windows: FakeIoctl) -> FakeIoctl:
-    """Windows before 10 1709: its Python build removes TCP_KEEPIDLE and TCP_KEEPINTVL."""
-    monkeypatch.delattr(socket, "TCP_KEEPIDLE")
-    monkeypatch.delattr(socket, "TCP_KEEPINTVL")
-    return windows
-
-
-def test_windows_without_the_constants_uses_the_ioctl(
-    monkeypatch: pytest.MonkeyPatch,
-    old_windows: FakeIoctl,
-    tcp_pair: tuple[socket.socket, socket.socket],
-    logs: pytest.LogCaptureFixture,
-) -> None:
-    monkeypatch.delattr(socket, "TCP_KEEPCNT")
-    logs.set_level(logging.WARNING, logger=LOGGER)
-    _, server = tcp_pair
-    applied = set_keepalive(server, idle=30, interval=5, count=4)
-    assert applied == reported(**ioctl_values(30_000, 5_000))
-    assert old_windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 30_000, 5_000))]
-    # Only the probe count is beyond the ioctl, and it is said so once.
-    assert [record.getMessage() for record in logs.records] == [
-        f"TCP keepalive: TCP_KEEPCNT not available on this platform ({sys.platform}): "
-        "left at the system default"
-    ]
-
-
-def test_the_ioctl_on_a_transport_socket_goes_through_a_borrowed_socket(
-    old_windows: FakeIoctl,
-    tcp_pair: tuple[socket.socket, socket.socket],
-    logs: pytest.LogCaptureFixture,
-) -> None:
-    logs.set_level(logging.DEBUG, logger=LOGGER)
-    _, server = tcp_pair
-    transport_like = TransportSocket(server)  # has no ioctl()
-    applied = set_keepalive(transport_like, idle=12, interval=3, count=4)
-    assert applied == reported(TCP_KEEPCNT=4, **ioctl_values(12_000, 3_000))
-    assert old_windows.calls == [(server.fileno(), SIO_KEEPALIVE_VALS, (1, 12_000, 3_000))]
-    # The borrowed socket object was detached: the descriptor is still open and live.
-    assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
-    assert server.send(b"x") == 1
-    assert logs.records == []
-
-
-def test_a_refused_ioctl_is_logged_at_debug(
-    monkeypatch: pytest.MonkeyPatch,
-    old_windows: FakeIoctl,
-    tcp_pair: tuple[socket.socket, socket.socket],
-    logs: pytest.LogCaptureFixture,
-) -> None:
-    old_windows.error = OSError(errno.EINVAL, "Invalid argument")
-    logs.set_level(logging.DEBUG, logger=LOGGER)
-    _, server = tcp_pair
-    applied = set_keepalive(server, idle=30, interval=5, count=4)
-    assert applied == reported(TCP_KEEPCNT=4)
-    assert len(old_windows.calls) == 1
-    [record] = logs.records
-    assert record.levelno == logging.DEBUG
-    assert "SIO_KEEPALIVE_VALS refused" in record.getMessage()
-
-
-def test_openbsd_gets_so_keepalive_alone_and_one_warning_line_per_settings(
+@pytest.mark.parametrize(
+    ("missing", "kept"),
+    [
+        # OpenBSD: the idle time and interval are system-wide sysctls.
+        (["TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT"], {}),
+        # Windows 10 1703: TCP_KEEPCNT, not yet TCP_KEEPIDLE and TCP_KEEPINTVL (1709).
+        (["TCP_KEEPIDLE", "TCP_KEEPINTVL"], {"TCP_KEEPCNT": 3}),
+    ],
+)
+def test_the_options_a_platform_lacks_are_one_warning_line_per_settings(
+    missing: list[str],
+    kept: dict[str, int],
     monkeypatch: pytest.MonkeyPatch,
     tcp_pair: tuple[socket.socket, socket.socket],
     logs: pytest.LogCaptureFixture,
 ) -> None:
-    for name in ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT"):
+    for name in missing:
         monkeypatch.delattr(socket, name)
     logs.set_level(logging.DEBUG, logger=LOGGER)
     client, server = tcp_pair
-    only = reported()
+    only = reported(**kept)
     assert set_keepalive(server, idle=5) == only
     assert set_keepalive(client, idle=5) == only
     assert server.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
     assert [(r.levelno, r.getMessage()) for r in logs.records] == [
         (
             logging.WARNING,
-            "TCP keepalive: TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT not available on this "
+            f"TCP keepalive: {', '.join(missing)} not available on this "
             f"platform ({sys.platform}): left at the system default",
         )
     ]

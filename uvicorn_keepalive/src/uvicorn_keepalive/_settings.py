@@ -17,15 +17,13 @@ logger = logging.getLogger("uvicorn.error.keepalive")
 class Option:
     # A setting: a bool default is a switch (True sets 1), else an int 1 to `high` `unit` or
     # None (unset); `said` is its part of the settings line, "{}" its value. Set by the first
-    # of `constants` that socket has, else by its member `ioctl` (in ms) of Windows'
-    # SIO_KEEPALIVE_VALS: https://learn.microsoft.com/windows/win32/winsock/sio-keepalive-vals
+    # of `constants` that socket has.
     name: str
     default: int | bool | None
     high: int
     unit: str
     said: str
     constants: str
-    ioctl: str = ""
 
     @property
     def switch(self) -> bool:
@@ -65,12 +63,8 @@ class KeepaliveSettings:
     # (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in include/net/tcp.h) everywhere, so
     # that a setting is portable; TCP_USER_TIMEOUT takes a C int. macOS names the idle time
     # TCP_KEEPALIVE (0x10 in netinet/tcp.h).
-    idle: int = option(
-        60, 32767, "seconds", "idle {} s", "TCP_KEEPIDLE TCP_KEEPALIVE", "keepalivetime"
-    )
-    interval: int = option(
-        10, 32767, "seconds", "interval {} s", "TCP_KEEPINTVL", "keepaliveinterval"
-    )
+    idle: int = option(60, 32767, "seconds", "idle {} s", "TCP_KEEPIDLE TCP_KEEPALIVE")
+    interval: int = option(10, 32767, "seconds", "interval {} s", "TCP_KEEPINTVL")
     count: int = option(3, 127, "probes", "{} probes", "TCP_KEEPCNT")
     user_timeout: int | None = option(
         None, 2**31 - 1, "milliseconds", "user timeout {} ms", "TCP_USER_TIMEOUT"

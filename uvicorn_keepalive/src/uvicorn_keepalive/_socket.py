@@ -7,7 +7,7 @@ import socket
 import sys
 from asyncio.trsock import TransportSocket
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from uvicorn_keepalive._settings import OPTIONS, Fields, KeepaliveSettings, logger, resolve
 
@@ -17,9 +17,7 @@ if TYPE_CHECKING:
 SocketLike = socket.socket | TransportSocket  # uvloop's PseudoSocket is untyped
 
 
-class Plan(NamedTuple):
-    calls: dict[str, tuple[int, int, int]]  # setsockopt's arguments by name, SO_KEEPALIVE first
-    ioctl: dict[str, int]  # SIO_KEEPALIVE_VALS.<member>: ms, where the ioctl sets options; else {}
+Plan = dict[str, tuple[int, int, int]]  # setsockopt's arguments by name, SO_KEEPALIVE first
 
 
 def is_tcp(address: object) -> bool:
@@ -42,17 +40,13 @@ def plan(settings: KeepaliveSettings) -> Plan:
             settings.detection_time * 1000,
         )
     calls = {"SO_KEEPALIVE": (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)}
-    ioctl, missing, by_ioctl = {}, [], False
+    missing = []
     for option in OPTIONS:
         value, names = getattr(settings, option.name), option.constants.split()
-        if option.ioctl:  # the ioctl sets all its members, those with a constant too
-            ioctl[f"SIO_KEEPALIVE_VALS.{option.ioctl}"] = value * 1000
         if value is None or value is False:  # unset, or a switch off
             continue
         if name := next((name for name in names if hasattr(socket, name)), None):
             calls[name] = (socket.IPPROTO_TCP, getattr(socket, name), int(value))
-        elif option.ioctl and hasattr(socket, "SIO_KEEPALIVE_VALS"):
-            by_ioctl = True
         else:
             missing.append(names[0])
     if missing:  # one line, once per process and settings
@@ -61,30 +55,21 @@ def plan(settings: KeepaliveSettings) -> Plan:
             ", ".join(missing),
             sys.platform,
         )
-    return Plan(calls, ioctl if by_ioctl else {})
+    return calls
 
 
 def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
     # Make the calls of ``plan`` on ``sock`` as set_keepalive says; return what was applied.
     applied: dict[str, int] = {}
-    fileno = sock.fileno()
-    for name, (level, option, value) in plan.calls.items():
+    for name, (level, option, value) in plan.items():
         try:
             sock.setsockopt(level, option, value)
-            applied[name] = value
         except OSError as exc:
-            logger.debug("TCP keepalive: %s refused on fd %d: %s", name, fileno, exc)
+            logger.debug("TCP keepalive: %s refused on fd %d: %s", name, sock.fileno(), exc)
             if name == "SO_KEEPALIVE":
-                return applied
-    if plan.ioctl:  # ioctl() is socket.socket's, not a transport's: made on a borrowed one
-        borrowed = socket.socket(fileno=fileno)
-        try:
-            borrowed.ioctl(socket.SIO_KEEPALIVE_VALS, (1, *plan.ioctl.values()))  # type: ignore[attr-defined,unused-ignore]
-            applied.update(plan.ioctl)
-        except OSError as exc:
-            logger.debug("TCP keepalive: SIO_KEEPALIVE_VALS refused on fd %d: %s", fileno, exc)
-        finally:
-            borrowed.detach()  # the descriptor stays open
+                break
+        else:
+            applied[name] = value
     return applied
 
 
@@ -110,8 +95,8 @@ def set_keepalive(
 def socket_options(
     settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
 ) -> list[tuple[int, int, int]]:
-    """`set_keepalive`'s options for ``httpx.HTTPTransport(socket_options=...)``, not an ioctl."""
-    return list(plan(resolve(settings, fields)).calls.values())
+    """`set_keepalive`'s options for ``httpx.HTTPTransport(socket_options=...)``."""
+    return list(plan(resolve(settings, fields)).values())
 
 
 def socket_factory(
