@@ -15,6 +15,9 @@ client's progress, read by `send_timeout`):
   (tcp(7));
 - macOS: `getsockopt(SO_NWRITE)`, the bytes in the send buffer not yet acknowledged;
 - elsewhere, and on a socket that refuses the call: unknown (None).
+
+No divergence from FastAPI's streams of its own: what it reads serves the bound in bytes and
+the send timeout (`_stream_sending`, 4 and 6).
 """
 
 from __future__ import annotations

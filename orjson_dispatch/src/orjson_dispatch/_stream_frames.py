@@ -5,10 +5,10 @@ as one JSON document and a newline, or as one `data:` event (`ServerSentEvent` i
 own fields). The frames here are the same bytes, the JSON written by orjson (each frame
 copies the item's JSON once), but for one deliberate divergence:
 
-1. An untyped item (no declared item type) is written compact and in UTF-8, as FastAPI writes
-   typed items; FastAPI writes untyped ones with `json.dumps` (a space after `:` and `,`,
-   non-ASCII characters escaped). The reason: one writer for every item; the values are the
-   same, parsed.
+1. An untyped item (no declared item type), and the `data` of a `ServerSentEvent` that is not
+   a model, are written compact and in UTF-8, as FastAPI writes typed items; FastAPI writes
+   them with `json.dumps` (a space after `:` and `,`, non-ASCII characters escaped). The
+   reason: one writer for every item; the values are the same, parsed.
 """
 
 from __future__ import annotations

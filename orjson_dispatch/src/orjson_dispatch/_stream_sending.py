@@ -13,8 +13,8 @@ in how they are sent, each for the reason given; the bytes a client reads are th
 (`_stream_frames` lists the frames' own divergences, `_streams` the builders'):
 
 1. Frames ready together (a burst the generator yields without waiting) leave in one body
-   message, up to 64 KiB; FastAPI sends one message per event. One send and one `write` per
-   burst is what keeps many concurrent streams fast.
+   message, up to `READY_FRAMES` frames and 64 KiB; FastAPI sends one message per event. One
+   send and one `write` per burst is what keeps many concurrent streams fast.
 2. Events yielded before the generator fails are sent, then the failure ends the body without
    its terminator; FastAPI's Server-Sent Events drop those still in its memory streams when the
    producer's failure cancels them. The client should get everything produced.
@@ -33,6 +33,11 @@ in how they are sent, each for the reason given; the bytes a client reads are th
 6. `send_timeout` ends the stream of a client that takes nothing for that long, timed by the
    client's progress read from the socket (`_stream_connection`); FastAPI waits as long as the
    connection stays open. A stalled client must not hold a generator (and its engine) forever.
+7. A generator that never waits gives the event loop a turn every `READY_FRAMES` frames (or
+   when the bound of 4 fills); FastAPI gives it one after every event (`anyio.sleep(0)`, so
+   that a cancellation reaches such a generator, fastapi/fastapi#14680). A turn per event is a
+   pass through the loop per event, and no burst would ever be ready together (1); 64 frames
+   of chat-completion chunks are a few hundred microseconds of work.
 """
 
 from __future__ import annotations

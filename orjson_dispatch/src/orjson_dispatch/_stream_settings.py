@@ -1,4 +1,9 @@
-"""`StreamSettings`: a stream's pings, how long it waits for a slow client, how much it holds."""
+"""`StreamSettings`: a stream's pings, how long it waits for a slow client, how much it holds.
+
+Each setting is a deliberate divergence from FastAPI's streams, listed with its reason where it
+acts: the ping interval per route (`_streams`, 1), the bound in bytes (`_stream_sending`, 4)
+and the send timeout (`_stream_sending`, 6).
+"""
 
 from __future__ import annotations
 

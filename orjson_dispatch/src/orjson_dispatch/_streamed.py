@@ -13,6 +13,19 @@ a JSON body or with a stream, chosen by the request's `"stream"` field. An endpo
 The JSON body is answered as the route answers any value (validated against and filtered to the
 rest of the return type); the stream as a generator endpoint's (each item validated against the
 marker's item type), and the OpenAPI document shows both media types.
+
+Deliberate divergences from FastAPI's streams (0.134 JSON Lines, 0.135 `EventSourceResponse`),
+each for the reason given (the stream itself is sent as a generator endpoint's: `_streams`,
+`_stream_sending` and `_stream_frames` list theirs):
+
+1. An endpoint may return its stream (`JSONLines(items)`, `ServerSentEvents(items)`) instead of
+   being a generator, and answer JSON on the same path; FastAPI streams generator endpoints
+   only, and a plain `APIRoute` given such a return type fails when the route is made (a
+   `TypeError` naming `DispatchRoute`). OpenAI-compatible servers choose by the request's
+   `"stream"` field: one path, two answers.
+2. The marker, not the route's `response_class`, chooses JSON Lines or Server-Sent Events for a
+   returned stream; FastAPI reads `response_class=EventSourceResponse`. The endpoint returns
+   either, so each value says which it is.
 """
 
 from __future__ import annotations
