@@ -291,7 +291,7 @@ def test_a_class_made_before_logging_shows_info_says_its_settings_at_its_first_c
             client, _ = get(running.port)
             client.close()
     assert [r.getMessage() for r in logs.records] == [
-        "TCP keepalive: idle 26 s, interval 4 s, 3 probes; TCP_NODELAY on"
+        "TCP keepalive: idle=26, interval=4, count=3, nodelay=True"
     ]
 
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import typing
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from uvicorn.protocols.http.h11_impl import H11Protocol as UvicornH11Protocol
@@ -88,29 +89,40 @@ def test_empty_variables_count_as_unset() -> None:
     assert KeepaliveSettings.from_environment(environ) == KeepaliveSettings()
 
 
+# A variable out of its range, or not a value: each named with its value and what it takes.
+BAD_VARIABLES = {
+    "UVICORN_KEEPALIVE_IDLE": ("0", "is out of range: 1 to 32767 seconds"),
+    "UVICORN_KEEPALIVE_INTERVAL": ("40000", "is out of range: 1 to 32767 seconds"),
+    "UVICORN_KEEPALIVE_COUNT": (" 128", "is out of range: 1 to 127 probes"),
+    "UVICORN_KEEPALIVE_USER_TIMEOUT": ("0", "is out of range: 1 to 2147483647 milliseconds"),
+    "UVICORN_KEEPALIVE_NODELAY": ("2", "must be 1 or 0"),
+}
+# int() takes most of these; a setting takes ASCII decimal digits only, a switch 1 or 0.
+NOT_DECIMAL = ["ten", "3.0", "1_0", "+5", "-5", "\u0663", "\uff17"]
+
+
 @pytest.mark.parametrize(
-    ("variable", "raw", "message"),
-    [
-        ("UVICORN_KEEPALIVE_IDLE", "0", "is out of range: 1 to 32767 seconds$"),
-        ("UVICORN_KEEPALIVE_INTERVAL", "40000", "is out of range: 1 to 32767 seconds$"),
-        ("UVICORN_KEEPALIVE_COUNT", " 128", "is out of range: 1 to 127 probes$"),
-        ("UVICORN_KEEPALIVE_COUNT", "ten", "is not a decimal integer"),
-        ("UVICORN_KEEPALIVE_COUNT", "3.0", "is not a decimal integer"),
-        # int() takes each of these; a setting takes ASCII decimal digits only.
-        ("UVICORN_KEEPALIVE_IDLE", "1_0", r"is not a decimal integer \(ASCII digits 0-9\)$"),
-        ("UVICORN_KEEPALIVE_IDLE", "+5", "is not a decimal integer"),
-        ("UVICORN_KEEPALIVE_IDLE", "-5", "is not a decimal integer"),
-        ("UVICORN_KEEPALIVE_INTERVAL", "\u0663", "is not a decimal integer"),
-        ("UVICORN_KEEPALIVE_COUNT", "\uff17", "is not a decimal integer"),
-        ("UVICORN_KEEPALIVE_USER_TIMEOUT", "0", "is out of range: 1 to 2147483647 milliseconds$"),
-        ("UVICORN_KEEPALIVE_NODELAY", "2", "must be 1 or 0$"),
-        ("UVICORN_KEEPALIVE_NODELAY", "yes", "must be 1 or 0$"),
-    ],
+    ("variable", "raw", "message"), [(v, *b) for v, b in BAD_VARIABLES.items()]
 )
 def test_a_bad_variable_is_named_with_its_value_and_range(
     variable: str, raw: str, message: str
 ) -> None:
-    with pytest.raises(ValueError, match=rf"^{variable}={re.escape(repr(raw))} {message}"):
+    with pytest.raises(ValueError, match=rf"^{variable}={re.escape(repr(raw))} {message}$"):
+        KeepaliveSettings.from_environment({variable: raw})
+
+
+@pytest.mark.parametrize("raw", NOT_DECIMAL)
+@pytest.mark.parametrize(
+    ("variable", "message"),
+    [
+        ("UVICORN_KEEPALIVE_COUNT", r"is not a decimal integer \(ASCII digits 0-9\)"),
+        ("UVICORN_KEEPALIVE_NODELAY", "must be 1 or 0"),
+    ],
+)
+def test_a_variable_that_is_not_ascii_digits_is_named(
+    variable: str, message: str, raw: str
+) -> None:
+    with pytest.raises(ValueError, match=rf"^{variable}={re.escape(repr(raw))} {message}$"):
         KeepaliveSettings.from_environment({variable: raw})
 
 
@@ -237,6 +249,41 @@ def test_the_typed_keywords_follow_the_options_table() -> None:
     assert rows == typing.get_type_hints(Fields)  # names and types
 
 
+ROOT = Path(__file__).parents[2]
+PAGES = ["uvicorn_keepalive/README.md", "docs/keepalive.md"]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_documented_variables_are_the_options_table(page: str) -> None:
+    # The page's table of variables: a row per option, in order, with its range and default.
+    text = (ROOT / page).read_text()
+    rows = re.findall(r"^\| `(UVICORN_KEEPALIVE_\w+)` \|.*\| (.+) \| (.+) \|$", text, re.M)
+    documented = []
+    for option in OPTIONS:
+        switch = isinstance(option.default, bool)
+        default = {None: "off", True: "1", False: "0"}.get(option.default, str(option.default))
+        documented.append(
+            (
+                f"UVICORN_KEEPALIVE_{option.name.upper()}",
+                "0 or 1" if switch else f"1 to {option.high}",
+                default,
+            )
+        )
+    assert rows == documented
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_documented_constants_are_the_options_table(page: str) -> None:
+    # The platforms table: Linux's row names each keepalive option's constant, in order
+    # (TCP_NODELAY has a section of its own), macOS's row its own names.
+    text = (ROOT / page).read_text()
+    rows = dict(re.findall(r"^\| (Linux|macOS) \|(.*)\|$", text, re.M))
+    linux = [name for name in re.findall(r"`(\w+)`", rows["Linux"]) if name != "SO_KEEPALIVE"]
+    assert linux == [option.constant for option in OPTIONS if option.name != "nodelay"]
+    macos = {option.macos for option in OPTIONS} - {""}
+    assert macos <= set(re.findall(r"`(\w+)`", rows["macOS"]))
+
+
 def test_without_settings_a_bad_variable_is_raised_when_called(
     environ: Callable[..., None],
 ) -> None:
@@ -313,7 +360,7 @@ def check(**environment: str) -> subprocess.CompletedProcess[str]:
 def test_check_prints_the_settings_the_environment_gives() -> None:
     defaults = check()
     assert (defaults.returncode, defaults.stderr) == (0, "")
-    assert defaults.stdout == "TCP keepalive: idle 60 s, interval 10 s, 3 probes; TCP_NODELAY on\n"
+    assert defaults.stdout == "TCP keepalive: idle=60, interval=10, count=3, nodelay=True\n"
     tuned = check(
         UVICORN_KEEPALIVE_IDLE="42",
         UVICORN_KEEPALIVE_USER_TIMEOUT="300000",
@@ -321,8 +368,7 @@ def test_check_prints_the_settings_the_environment_gives() -> None:
     )
     assert tuned.returncode == 0
     assert tuned.stdout == (
-        "TCP keepalive: idle 42 s, interval 10 s, 3 probes, user timeout 300000 ms;"
-        " TCP_NODELAY left to the event loop\n"
+        "TCP keepalive: idle=42, interval=10, count=3, user_timeout=300000, nodelay=False\n"
     )
 
 

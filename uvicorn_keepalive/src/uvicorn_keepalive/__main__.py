@@ -10,4 +10,4 @@ import uvicorn_keepalive
 
 if sys.argv[1:] != ["--check"]:
     sys.exit(f"usage: python -m uvicorn_keepalive --check\n\n{__doc__}")
-print(uvicorn_keepalive.Protocol.keepalive)
+print("TCP keepalive:", uvicorn_keepalive.Protocol.keepalive)

@@ -36,15 +36,13 @@ class _Keepalive(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Apply the settings to the transport's TCP socket, then let uvicorn proceed."""
         sock = transport.get_extra_info("socket")
-        if sock is not None and is_tcp(transport.get_extra_info("sockname")):  # at hand
+        if sock is not None and is_tcp(transport.get_extra_info("sockname")):
             try:
                 apply(sock, self._plan)
             except Exception:  # never let the options break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
-            # Said here, where logging is set up, and once: assigning a class attribute
-            # invalidates the interpreter's attribute caches.
-            if not self._announced:
-                logger.info("%s", self.keepalive)
+            if not self._announced:  # said here, where logging is set up, and set once
+                logger.info("TCP keepalive: %s", self.keepalive)
                 type(self)._announced = True
         super().connection_made(transport)
 
@@ -62,7 +60,7 @@ class H11Protocol(_Keepalive, _UvicornH11Protocol):
     """uvicorn's h11 protocol applying the settings: the same as `Protocol` otherwise."""
 
 
-#: The public classes by the uvicorn class each extends, pickled by their public names.
+#: The public classes by the uvicorn class each extends, and by their names, pickled by.
 EXTENDING = {cls.__bases__[-1]: cls for cls in (Protocol, H11Protocol)}
 PUBLIC = {cls.__name__: cls for cls in EXTENDING.values()}
 Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"
@@ -71,9 +69,8 @@ Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"
 @functools.cache
 def _subclass(base: type[_Keepalive], settings: KeepaliveSettings) -> type[_Keepalive]:
     # Named after its settings, and pickled by reference to that name, which `named` reads.
-    fields = ", ".join(f"{k}={v}" for k, v in vars(settings).items() if v is not None)
     namespace = {"__doc__": base.__doc__, "__module__": "uvicorn_keepalive"}
-    cls: type[_Keepalive] = type(f"{base.__name__}({fields})", (base,), namespace)
+    cls: type[_Keepalive] = type(f"{base.__name__}({settings})", (base,), namespace)
     cls._use(settings)
     return cls
 
@@ -114,16 +111,13 @@ def protocol(
 ) -> type[asyncio.Protocol] | str:
     """The protocol class for ``uvicorn.Config(http=...)``: ``http`` with these settings.
 
-    Settings as `KeepaliveSettings` says, checked first: a bad one raises ValueError or
-    TypeError naming it, never SystemExit. ``http`` as uvicorn takes it, its choice kept:
-
-    - ``"httptools"``, ``"h11"``, ``"auto"`` (by uvicorn's own table: httptools where it
-      imports, else h11) or uvicorn's class of one: a subclass of `Protocol` or `H11Protocol`
-      with the settings, the same class for the same settings. It pickles by its name, which
-      holds them, so uvicorn's ``workers > 1`` rebuilds it in each worker.
-    - A class of this package (`Protocol`, a class of this function, a subclass): as given.
-    - Another class or name (``"zttp"``): as given, without keepalive, said at WARNING; an
-      import string (``"module:attribute"``): as given, for uvicorn to import.
+    The settings, as `KeepaliveSettings` says, are checked first: ValueError or TypeError
+    names a bad one, never SystemExit. ``http`` as uvicorn takes it: ``"httptools"``,
+    ``"h11"``, ``"auto"`` (by uvicorn's own table: httptools where it imports, else h11) or
+    uvicorn's class of one gives a subclass of `Protocol` or `H11Protocol` with the settings,
+    the same for the same settings, which pickles by its name (it holds them) for uvicorn's
+    ``workers > 1``. Anything else is returned as given: a class of this package; another
+    class or name (``"zttp"``), said at WARNING; an import string, for uvicorn to import.
     """
     settings = resolve(settings, fields)
     if isinstance(http, type) and issubclass(http, _Keepalive):

@@ -1,4 +1,4 @@
-"""The options, a row each (KeepaliveSettings' fields), checked; the environment, read once."""
+"""The options table, a row per setting (KeepaliveSettings' fields); the environment, read once."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import functools
 import logging
 import os
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Annotated, TypedDict, get_type_hints
 
 # A child of "uvicorn.error": uvicorn's handlers, format and --log-level apply to it.
 logger = logging.getLogger("uvicorn.error.keepalive")
@@ -15,61 +15,73 @@ logger = logging.getLogger("uvicorn.error.keepalive")
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    # A setting: a bool default is a switch (True sets 1), else an int 1 to `high` `unit` or
-    # None (unset); `said` is its part of the settings line, "{}" its value. Set by the first
-    # of `constants` that socket has.
-    name: str
-    default: int | bool | None
-    high: int
-    unit: str
-    said: str
-    constants: str
+    """A row of the options table: a setting, annotating its field of KeepaliveSettings.
 
-    @property
-    def switch(self) -> bool:
-        return isinstance(self.default, bool)
+    Attributes:
+        constant: The ``socket`` constant setting it (level IPPROTO_TCP) on Linux, FreeBSD
+            and Windows; ``macos``: macOS's where it differs. A platform uses the first it has.
+        high: An int's largest value, 1 its smallest; ``unit``: what it counts.
+        name: Its field's name (set by `OPTIONS`); its variable is a prefix and it in capitals.
+        default: Its field's default (set by `OPTIONS`). None leaves the option unset unless
+            given; a bool makes it a switch: True sets it to 1, False leaves it unset.
+    """
+
+    constant: str
+    macos: str = ""
+    high: int = 1
+    unit: str = ""
+    name: str = dataclasses.field(default="", repr=False)
+    default: object = dataclasses.field(default=None, repr=False)
 
     def check(self, value: object, given: str) -> None:
-        # TypeError, or ValueError naming ``given`` (name=value), unless ``value`` fits.
-        if value is None and self.default is None:  # unset
+        """Raise TypeError naming the option, or ValueError naming ``given``, unless it fits."""
+        switch = isinstance(self.default, bool)
+        if value is None and self.default is None:
             return
-        if self.switch != isinstance(value, bool) or not isinstance(value, int):
-            expected = "a bool" if self.switch else f"an int ({self.unit})"
+        if switch != isinstance(value, bool) or not isinstance(value, int):
+            expected = "a bool" if switch else f"an int ({self.unit})"
             raise TypeError(f"{self.name} must be {expected}, got {value!r}")
-        if not self.switch and not 1 <= value <= self.high:
+        if not switch and not 1 <= value <= self.high:
             raise ValueError(f"{given} is out of range: 1 to {self.high} {self.unit}")
 
-
-def option(*row: Any) -> Any:
-    # A row of the table: Option's fields after its name, the first the field's default.
-    return dataclasses.field(default=row[0], metadata={"row": row})
+    def parse(self, raw: str, given: str) -> int:
+        """The value of a variable's blank-stripped ``raw``, else ValueError naming ``given``."""
+        switch = isinstance(self.default, bool)
+        if switch and raw not in ("0", "1"):
+            raise ValueError(f"{given} must be 1 or 0")
+        if not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
+            raise ValueError(f"{given} is not a decimal integer (ASCII digits 0-9)")
+        value = raw == "1" if switch else int(raw)
+        self.check(value, given)
+        return value
 
 
 @dataclasses.dataclass(frozen=True)
 class KeepaliveSettings:
-    """Validated settings: TCP keepalive, and TCP_NODELAY.
+    """Validated settings: TCP keepalive, and TCP_NODELAY, a field per row of the table below.
 
-    After ``idle`` s without data (1 to 32767, default 60) a connection gets a probe, then
-    one every ``interval`` s (1 to 32767, default 10); after ``count`` (1 to 127, default 3)
-    unanswered the kernel resets it. ``user_timeout``: TCP_USER_TIMEOUT (1 to 2**31 - 1 ms,
-    None: unset); ``nodelay=False`` leaves TCP_NODELAY to the event loop. Bad values raise
-    TypeError or ValueError with the value and range: ``idle=0 is out of range: 1 to 32767
-    seconds``. The functions taking settings take one of these and/or its fields by name
-    (replacing its fields, or the defaults'); given neither, `from_environment`'s, read once
-    per process; given either, they never read the environment.
+    After ``idle`` s without data a connection gets a probe, then one every ``interval`` s;
+    after ``count`` unanswered the kernel resets it. ``user_timeout``: TCP_USER_TIMEOUT in ms
+    (None: unset); ``nodelay=False`` leaves TCP_NODELAY to the event loop. A value out of its
+    row's range raises ValueError (``idle=0 is out of range: 1 to 32767 seconds``), one of
+    another type TypeError. The functions taking settings take one of these and/or its fields
+    by name (replacing its fields, or the defaults'); given neither, `from_environment`'s,
+    read once per process.
     """
 
-    # A row per option: a new one is a row here and its key in Fields. The highs are Linux's
-    # (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in include/net/tcp.h) everywhere, so
-    # that a setting is portable; TCP_USER_TIMEOUT takes a C int. macOS names the idle time
-    # TCP_KEEPALIVE (0x10 in netinet/tcp.h).
-    idle: int = option(60, 32767, "seconds", "idle {} s", "TCP_KEEPIDLE TCP_KEEPALIVE")
-    interval: int = option(10, 32767, "seconds", "interval {} s", "TCP_KEEPINTVL")
-    count: int = option(3, 127, "probes", "{} probes", "TCP_KEEPCNT")
-    user_timeout: int | None = option(
-        None, 2**31 - 1, "milliseconds", "user timeout {} ms", "TCP_USER_TIMEOUT"
-    )
-    nodelay: bool = option(True, 1, "", "TCP_NODELAY {}", "TCP_NODELAY")
+    # The options table: a new option is a row here and its key in Fields. The highs are
+    # Linux's (MAX_TCP_KEEPIDLE, MAX_TCP_KEEPINTVL, MAX_TCP_KEEPCNT in include/net/tcp.h)
+    # everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C int. macOS's
+    # TCP_KEEPALIVE (0x10 in netinet/tcp.h) is its idle time.
+    idle: Annotated[
+        int, Option("TCP_KEEPIDLE", macos="TCP_KEEPALIVE", high=32767, unit="seconds")
+    ] = 60
+    interval: Annotated[int, Option("TCP_KEEPINTVL", high=32767, unit="seconds")] = 10
+    count: Annotated[int, Option("TCP_KEEPCNT", high=127, unit="probes")] = 3
+    user_timeout: Annotated[
+        int | None, Option("TCP_USER_TIMEOUT", high=2**31 - 1, unit="milliseconds")
+    ] = None
+    nodelay: Annotated[bool, Option("TCP_NODELAY")] = True
 
     def __post_init__(self) -> None:
         for option in OPTIONS:
@@ -82,14 +94,9 @@ class KeepaliveSettings:
         return self.idle + self.interval * self.count
 
     def __str__(self) -> str:
-        said: dict[bool, list[str]] = {False: [], True: []}  # the switches after a semicolon
-        for option in OPTIONS:
-            value = getattr(self, option.name)
-            if option.switch:
-                value = "on" if value else "left to the event loop"
-            if value is not None:
-                said[option.switch].append(option.said.format(value))
-        return "TCP keepalive: " + "; ".join(", ".join(parts) for parts in said.values())
+        """The fields but None ones as keywords: ``idle=60, interval=10, count=3, nodelay=True``."""
+        values = {option.name: getattr(self, option.name) for option in OPTIONS}
+        return ", ".join(f"{name}={value!r}" for name, value in values.items() if value is not None)
 
     @classmethod
     def from_environment(
@@ -104,25 +111,25 @@ class KeepaliveSettings:
         """
         environ = os.environ if environ is None else environ
         variables = {prefix + option.name.upper(): option for option in OPTIONS}
-        known = ", ".join(variables)
         for name in sorted(n for n in environ if n.startswith(prefix) and n not in variables):
-            logger.warning("%s is not a setting and is ignored; the settings are %s", name, known)
-        values: dict[str, int | bool] = {}
-        for variable, option in variables.items():
-            if not (raw := environ.get(variable, "").strip()):  # unset
-                continue
-            given = f"{variable}={environ[variable]!r}"
-            if option.switch and raw not in ("0", "1"):
-                raise ValueError(f"{given} must be 1 or 0")
-            if not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
-                raise ValueError(f"{given} is not a decimal integer (ASCII digits 0-9)")
-            values[option.name] = raw == "1" if option.switch else int(raw)
-            option.check(values[option.name], given)
-        return cls(**values)  # type: ignore[arg-type]
+            logger.warning(
+                "%s is not a setting and is ignored; the settings are %s",
+                name,
+                ", ".join(variables),
+            )
+        values = {
+            option.name: option.parse(raw, f"{variable}={environ[variable]!r}")
+            for variable, option in variables.items()
+            if (raw := environ.get(variable, "").strip())  # blank: unset
+        }
+        return cls(**values)
 
 
-#: The table's rows, in the order of KeepaliveSettings' fields.
-OPTIONS = tuple(Option(f.name, *f.metadata["row"]) for f in dataclasses.fields(KeepaliveSettings))
+#: The options table's rows, in the order of KeepaliveSettings' fields.
+OPTIONS = tuple(
+    dataclasses.replace(hint.__metadata__[0], name=name, default=getattr(KeepaliveSettings, name))
+    for name, hint in get_type_hints(KeepaliveSettings, include_extras=True).items()
+)
 #: `KeepaliveSettings.from_environment` of ``os.environ``, read once per process.
 environment = functools.cache(KeepaliveSettings.from_environment)
 

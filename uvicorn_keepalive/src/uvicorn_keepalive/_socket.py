@@ -15,40 +15,39 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 SocketLike = socket.socket | TransportSocket  # uvloop's PseudoSocket is untyped
-
-
 Plan = dict[str, tuple[int, int, int]]  # setsockopt's arguments by name, SO_KEEPALIVE first
 
 
 def is_tcp(address: object) -> bool:
-    # Whether a socket whose local address is ``address`` is TCP over IPv4 or IPv6: Python
-    # decodes an address by the family the kernel reports, a tuple for IP, a path for AF_UNIX.
-    # The socket's family may lie (uvicorn wraps an --fd listener as AF_UNIX), its proto be 0.
+    # Whether a socket of local address ``address`` is TCP over IPv4 or IPv6: Python decodes
+    # an address by the family the kernel reports, a tuple for IP, a path for AF_UNIX. The
+    # socket's family may lie (uvicorn wraps an --fd listener as AF_UNIX), its proto be 0.
     return isinstance(address, tuple)
 
 
 @functools.lru_cache(maxsize=64)
 def plan(settings: KeepaliveSettings) -> Plan:
-    # The calls making ``settings``, worked out (and warned about) once per process.
-    if settings.user_timeout is not None and settings.user_timeout < settings.detection_time * 1000:
-        # With TCP_USER_TIMEOUT set, Linux drops a connection as soon as one probe is
-        # unanswered past it (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
+    # The calls of ``settings`` on this platform, worked out (and warned about) once.
+    detection = settings.detection_time * 1000
+    if settings.user_timeout is not None and settings.user_timeout < detection:
+        # Linux then closes an idle connection at the first probe left unanswered past it
+        # (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
         logger.warning(
             "user_timeout=%d ms is shorter than idle + interval x count = %d ms: a single "
             "unanswered keepalive probe will close an idle connection",
             settings.user_timeout,
-            settings.detection_time * 1000,
+            detection,
         )
     calls = {"SO_KEEPALIVE": (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)}
     missing = []
     for option in OPTIONS:
-        value, names = getattr(settings, option.name), option.constants.split()
+        value = getattr(settings, option.name)
         if value is None or value is False:  # unset, or a switch off
             continue
-        if name := next((name for name in names if hasattr(socket, name)), None):
+        if name := next((n for n in (option.constant, option.macos) if hasattr(socket, n)), ""):
             calls[name] = (socket.IPPROTO_TCP, getattr(socket, name), int(value))
         else:
-            missing.append(names[0])
+            missing.append(option.constant)
     if missing:  # one line, once per process and settings
         logger.warning(
             "TCP keepalive: %s not available on this platform (%s): left at the system default",
