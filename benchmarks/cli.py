@@ -38,7 +38,6 @@ PACKAGES = [
     "uvicorn",
     "uvloop",
     "httptools",
-    "litestar",
     "msgspec",
     "sse-starlette",
     "orjson-dispatch",

@@ -13,7 +13,7 @@ from typing import Any
 
 from benchmarks import summary
 from benchmarks.cli import main
-from benchmarks.runner import Cell, LoadSettings, ServerConfig, run_load
+from benchmarks.runner import Cell, ServerConfig, run_load
 
 SUITE = "keepalive"
 _APP, _KEEPALIVE = "benchmarks.keepalive:app", "uvicorn_keepalive:Protocol"
@@ -42,9 +42,8 @@ CELLS = (Cell("plain", 32, close=True), Cell("plain", 32), Cell("plain", 1))
 
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
-    """Measure the three cells, configurations interleaved: 3 rounds of 1 s (quick), or 7 of 2 s."""
-    settings = LoadSettings(3, 1, 1, 1, 5) if quick else LoadSettings(7, 2, 2, 1, 10)
-    return run_load(SUITE, CONFIGS, CELLS, settings, answer=lambda body: (None, {}), log_dir=logs)
+    """Measure the three cells, configurations interleaved."""
+    return run_load(SUITE, CONFIGS, CELLS, quick, answer=lambda body: (None, {}), log_dir=logs)
 
 
 def render(suite: Any) -> list[str]:

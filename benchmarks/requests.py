@@ -19,7 +19,7 @@ from pydantic import TypeAdapter
 
 from benchmarks import summary
 from benchmarks.cli import main
-from benchmarks.runner import FULL_LOAD, QUICK_LOAD, Cell, ServerConfig, run_load
+from benchmarks.runner import Cell, ServerConfig, run_load
 from bodies import CHAT, MULTI_TURN, TurnsRequest, request, request_answer
 from orjson_dispatch import DispatchRoute
 
@@ -40,7 +40,7 @@ def measure(quick: bool, logs: Path) -> dict[str, Any]:
         SUITE,
         CONFIGS,
         CELLS,
-        QUICK_LOAD if quick else FULL_LOAD,
+        quick,
         log_dir=logs,
         answer=lambda name: (request(name), request_answer(name)),
     )

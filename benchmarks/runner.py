@@ -13,7 +13,6 @@ counts.
 import contextlib
 import http.client
 import json
-import math
 import os
 import shlex
 import shutil
@@ -29,6 +28,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent  # servers run there to import benchmarks.*
 _LUA = Path(__file__).with_name("wrk_report.lua")
+#: wrk's timeout of a request: far beyond any wait at 32 connections (the slowest p99: ~1 s).
+_WRK_TIMEOUT_S = 60
 
 
 class ServerError(RuntimeError):
@@ -200,39 +201,31 @@ def interleaved(
     labels: Mapping[str, str],
     cells: Sequence[str],
     rounds: int,
-    measure: Callable[[str, str], "tuple[dict[str, Any], str] | str"],
+    measure: Callable[[str, str], tuple[dict[str, Any], str]],
 ) -> dict[str, Any]:
     """Call ``measure(cell, configuration)`` for every cell once per configuration and round.
 
     Round after round; the configurations of a cell run back to back, their order rotated by
     one each round, so that none is always first after a change of cell. ``labels`` maps each
-    configuration to its label. ``measure`` returns the sample and its progress text, or why
-    the run is skipped: a skipped run is listed once, in round 0.
+    configuration to its label. ``measure`` returns the sample and its progress text.
 
     Returns:
-        JSON-ready: ``configs``, ``cells``, ``samples`` (per run: the round, cell and
-        configuration, and the sample) and ``skipped``.
+        JSON-ready: ``configs``, ``cells`` and ``samples`` (per run: the round, cell and
+        configuration, and the sample).
     """
     configs, started = list(labels), time.monotonic()
     samples: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
     for number in range(rounds):
         order = [*configs[number % len(configs) :], *configs[: number % len(configs)]]
         for cell, config in [(cell, config) for cell in cells for config in order]:
-            measured = measure(cell, config)
-            if isinstance(measured, str):
-                skipped += (
-                    [{"config": config, "cell": cell, "why": measured}] if number == 0 else []
-                )
-                continue
-            samples.append({"round": number, "cell": cell, "config": config} | measured[0])
+            sample, text = measure(cell, config)
+            samples.append({"round": number, "cell": cell, "config": config} | sample)
             at = f"{time.monotonic() - started:.0f}s, round {number + 1}/{rounds}"
-            print(f"{suite} [{at}] {cell} {config}: {measured[1]}", file=sys.stderr, flush=True)
+            print(f"{suite} [{at}] {cell} {config}: {text}", file=sys.stderr, flush=True)
     return {
         "configs": [{"name": name, "label": label} for name, label in labels.items()],
         "cells": [{"key": cell} for cell in cells],
         "samples": samples,
-        "skipped": skipped,
     }
 
 
@@ -243,7 +236,7 @@ def drive(
     rounds: int,
     *,
     prepare: Callable[[Server], None],
-    measure: Callable[[Server, Cell], "tuple[dict[str, Any], str] | str"],
+    measure: Callable[[Server, Cell], tuple[dict[str, Any], str]],
     log_dir: Path,
 ) -> dict[str, Any]:
     """Start every configuration's server, ``prepare`` each, then ``measure`` the runs.
@@ -261,10 +254,9 @@ def drive(
         memory = {name: {"start": servers[name].status_kb("VmRSS")} for name in single}
         keyed = {cell.key: cell for cell in cells}
 
-        def run(cell: str, config: str) -> tuple[dict[str, Any], str] | str:
+        def run(cell: str, config: str) -> tuple[dict[str, Any], str]:
             measured = measure(servers[config], keyed[cell])
-            if not isinstance(measured, str):
-                servers[config].wait_idle()
+            servers[config].wait_idle()
             return measured
 
         labels = {config.name: config.label for config in configs}
@@ -323,92 +315,51 @@ def wrk(
     raise WrkError(f"wrk printed no summary line; its output was:\n{done.stdout}")
 
 
-@dataclass(frozen=True)
-class LoadSettings:
-    """How long and how often each wrk run goes.
-
-    A run lasts ``duration_s`` or long enough for ``min_requests`` requests of the
-    configuration's single-request time, up to ``max_duration_s``. It is skipped when the
-    requests it leaves in flight (one per connection beyond the first) would keep the server
-    busy longer than ``drain_budget_s`` after wrk stops.
-    """
-
-    rounds: int
-    duration_s: int
-    max_duration_s: int
-    min_requests: int
-    drain_budget_s: float
-
-    @property
-    def timeout_s(self) -> int:
-        """The per-request timeout of wrk: longer than any queue a run is allowed to build."""
-        return int(self.drain_budget_s + self.max_duration_s + 10)
-
-    def duration_for(self, cell: Cell, single_request_s: float) -> int | str:
-        """Return the wrk duration of ``cell`` at this single-request time, or why to skip it."""
-        drain = (cell.concurrency - 1) * single_request_s
-        if drain > self.drain_budget_s:
-            return (
-                f"{cell.concurrency} connections x {single_request_s * 1000:.0f} ms per request "
-                f"would queue ~{drain:.0f} s of work (budget {self.drain_budget_s:.0f} s)"
-            )
-        wanted = math.ceil(self.min_requests * single_request_s)
-        return max(self.duration_s, min(self.max_duration_s, wanted))
-
-
-#: The wrk runs of the suites that measure bodies: 3 rounds of 1 to 2 s (``--quick``), or 2 to 6 s.
-FULL_LOAD = LoadSettings(3, 2, 6, min_requests=15, drain_budget_s=10)
-QUICK_LOAD = LoadSettings(3, 1, 2, min_requests=5, drain_budget_s=12)
+def wrk_runs(quick: bool) -> tuple[int, int]:
+    """Return the rounds of wrk runs and the seconds of each: 3 of 1 s (``quick``), or 7 of 2 s."""
+    return (3, 1) if quick else (7, 2)
 
 
 def run_load(
     suite: str,
     configs: Sequence[ServerConfig],
     cells: Sequence[Cell],
-    settings: LoadSettings,
+    quick: bool,
     *,
     answer: Callable[[str], tuple[bytes | None, Any]],
     log_dir: Path,
 ) -> dict[str, Any]:
     """Check every configuration's answers, then measure each on every cell with wrk, interleaved.
 
-    ``answer(body)`` returns what to POST (None: a GET) and the JSON value expected back. The
-    fastest of three requests after the check sets each run's duration.
+    ``answer(body)`` returns what to POST (None: a GET) and the JSON value expected back; the
+    runs are :func:`wrk_runs`'.
 
     Returns:
         :func:`drive`'s result, its samples wrk's summaries.
     """
-    wrk_path, bodies, single, posts = require_wrk(), sorted({c.body for c in cells}), {}, {}
+    wrk_path, bodies, posts = require_wrk(), sorted({c.body for c in cells}), {}
+    rounds, duration_s = wrk_runs(quick)
     for body, posted in ((body, answer(body)[0]) for body in bodies):
         if posted is not None:  # wrk_report.lua reads the file
             posts[body] = log_dir / f"{body}.json"
             posts[body].write_bytes(posted)
 
     def prepare(server: Server) -> None:
-        config = server.config
         for body in bodies:
             posted, expected = answer(body)
-            path, timed = config.url_path(body), []
-            for _ in range(4):  # the check, then the fastest of three
-                started = time.perf_counter()
-                status, content = get(server.port, path, posted=posted)
-                timed.append(time.perf_counter() - started)
-                if status != 200 or json.loads(content) != expected:
-                    why = f"{config.name} answered {body} wrongly ({status}): {content[:300]!r}"
-                    raise ServerError(why)
-            single[config.name, body] = min(timed[1:])
+            status, content = get(server.port, server.config.url_path(body), posted=posted)
+            if status != 200 or json.loads(content) != expected:
+                why = f"{server.config.name} answered {body} wrongly ({status}): {content[:300]!r}"
+                raise ServerError(why)
 
-    def measure(server: Server, cell: Cell) -> tuple[dict[str, Any], str] | str:
-        duration_s = settings.duration_for(cell, single[server.config.name, cell.body])
-        if isinstance(duration_s, str):
-            return duration_s
+    def measure(server: Server, cell: Cell) -> tuple[dict[str, Any], str]:
         found = wrk(
             wrk_path,
             f"http://127.0.0.1:{server.port}{server.config.url_path(cell.body)}",
             connections=cell.concurrency,
             close=cell.close,
             duration_s=duration_s,
-            timeout_s=settings.timeout_s,
+            timeout_s=_WRK_TIMEOUT_S,
             posted=posts.get(cell.body),
         )
         errors, latency = sum(found["errors"].values()), found["latency_us"]
@@ -416,6 +367,4 @@ def run_load(
         text = f"{found['rps']:.1f} req/s, p50 {p50:.2f} ms, p99 {p99:.2f} ms"
         return found, text + (f", {errors} errors" if errors else "")
 
-    return drive(
-        suite, configs, cells, settings.rounds, prepare=prepare, measure=measure, log_dir=log_dir
-    )
+    return drive(suite, configs, cells, rounds, prepare=prepare, measure=measure, log_dir=log_dir)

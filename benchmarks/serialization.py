@@ -5,17 +5,11 @@
 ``@dispatch``, by ``DispatchRoute`` and by orjson's limit; every configuration answers the same
 JSON, checked before measuring. Then a server library's generic route: ``-> Response``
 returning :func:`bodies.items`, under ``APIRoute`` and ``DispatchRoute``. Then the first answer
-of a typed route in a fresh process per run, in process (the ASGI app called) and over HTTP (a
-fresh uvicorn), and whether numpy was imported by then. The method: docs/benchmarks.md.
+of a typed route, by a fresh uvicorn each time. The method: docs/benchmarks.md.
 """
 
-import asyncio
-import json
-import subprocess
 import sys
 import time
-from collections.abc import MutableMapping
-from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,17 +19,7 @@ from fastapi.responses import Response
 
 from benchmarks import summary
 from benchmarks.cli import main
-from benchmarks.runner import (
-    FULL_LOAD,
-    QUICK_LOAD,
-    ROOT,
-    Cell,
-    ServerConfig,
-    get,
-    interleaved,
-    run_load,
-    running,
-)
+from benchmarks.runner import Cell, ServerConfig, get, interleaved, run_load, running
 from bodies import ITEMS, TOOLCALL, TRAINING, Body, ResponseModel, body, items
 from orjson_dispatch import DispatchRoute, dispatch
 
@@ -53,79 +37,29 @@ FIRST = {
     "first-fastapi": "FastAPI APIRoute, -> ResponseModel",
     "first-route": "DispatchRoute, the same route",
 }
-WHERE = ("in-process", "http")
 
 
-def first_in_process(path: str) -> None:
-    """Print the ms of the first answer of ``path`` by the app called in this process."""
-    sent: list[MutableMapping[str, Any]] = []
-
-    async def receive() -> MutableMapping[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: MutableMapping[str, Any]) -> None:
-        sent.append(message)
-
-    async def answer() -> float:
-        scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "GET",
-            "scheme": "http",
-            "path": path,
-            "raw_path": path.encode(),
-            "query_string": b"",
-            "root_path": "",
-            "headers": [("host", "x")],
-            "client": ("127.0.0.1", 1),
-            "server": ("127.0.0.1", 80),
-        }
+def first_answer(path: str, logs: Path) -> tuple[dict[str, Any], str]:
+    """Return the ms of the first answer of ``path`` by a fresh uvicorn, after it is ready."""
+    with running([ServerConfig(path, path, _APP, f"/{path}")], logs) as servers:
         started = time.perf_counter()
-        await app(scope, receive, send)
-        return time.perf_counter() - started
-
-    seconds = asyncio.run(answer())
-    assert sent[0]["status"] == 200, sent
-    print(json.dumps({"ms": seconds * 1e3, "numpy": "numpy" in sys.modules}))
-
-
-def first_answer(where: str, path: str, logs: Path) -> tuple[dict[str, Any], str]:
-    """Return the ms of the first answer of ``path`` in a fresh process, and whether numpy came."""
-    if where == "in-process":
-        code = f"from {__name__} import first_in_process; first_in_process('/{path}')"
-        done = subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-        found: dict[str, Any] = json.loads(done.stdout)
-    else:
-        with running([ServerConfig(path, path, _APP, f"/{path}")], logs) as servers:
-            port, started = servers[path].port, time.perf_counter()
-            status, _ = get(port, f"/{path}")
-            found = {
-                "ms": (time.perf_counter() - started) * 1e3,
-                "numpy": get(port, "/numpy")[1] == b"true",
-            }
-            assert status == 200, path
-    return found, f"{found['ms']:.2f} ms"
+        status, _ = get(servers[path].port, f"/{path}")
+        ms = (time.perf_counter() - started) * 1e3
+    assert status == 200, path
+    return {"ms": ms}, f"{ms:.2f} ms"
 
 
 def measure(quick: bool, logs: Path) -> dict[str, Any]:
     """Measure both bodies, then the generic route, with wrk; then the first answers."""
-    settings = QUICK_LOAD if quick else FULL_LOAD
     bodies = run_load(
-        SUITE, CONFIGS, CELLS, settings, answer=lambda b: (None, body(b).data), log_dir=logs
+        SUITE, CONFIGS, CELLS, quick, answer=lambda b: (None, body(b).data), log_dir=logs
     )
     generic = run_load(
-        "generic",
-        GENERIC,
-        [Cell(ITEMS, 32)],
-        settings,
-        answer=lambda b: (None, items()),
-        log_dir=logs,
+        "generic", GENERIC, [Cell(ITEMS, 32)], quick, answer=lambda b: (None, items()), log_dir=logs
     )
+    rounds = 5 if quick else 9
     first = interleaved(
-        "first answer", FIRST, WHERE, 5 if quick else 9, partial(first_answer, logs=logs)
+        "first answer", FIRST, ["http"], rounds, lambda _, path: first_answer(path, logs)
     )
     return bodies | {"generic": generic, "first": first}
 
@@ -139,9 +73,7 @@ def render(suite: Any) -> list[str]:
     title, times = "A generic -> Response route", summary.LATENCY
     lines += summary.section(title, generic, "rps", {"generic-route": ("generic-fastapi",)}, times)
     title = "The first answer of a fresh process"
-    lines += summary.section(title, first, "ms", {"first-route": ("first-fastapi",)}, [])
-    numpy = sorted({s["config"] for s in first["samples"] if s["numpy"]})
-    return [*lines, f"- numpy imported by the first answer: {', '.join(numpy) or 'none'}", ""]
+    return lines + summary.section(title, first, "ms", {"first-route": ("first-fastapi",)}, [])
 
 
 # --- the app ----------------------------------------------------------------------------------
@@ -191,11 +123,6 @@ CONFIGS = tuple(
 )
 #: Every configuration is divided by FastAPI's typed path and by orjson's limit.
 BASELINES = dict.fromkeys(ROUTES, ("typed", "orjson-limit"))
-
-
-@app.get("/numpy")
-async def numpy() -> Response:
-    return Response(json.dumps("numpy" in sys.modules), media_type="application/json")
 
 
 async def generic() -> Response:  # as a server library's route: rows under -> Response

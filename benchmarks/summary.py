@@ -127,8 +127,6 @@ def section(
             rows.append(row)
         kept = [i for i in range(len(header)) if any(row[i].strip("- /") for row in rows)]
         lines += table(cell, [header[i] for i in kept], [[row[i] for i in kept] for row in rows])
-    skipped = suite.get("skipped", [])
-    lines += [f"- skipped `{s['config']}` on `{s['cell']}`: {s['why']}" for s in skipped]
     memory = suite.get("memory_kb", {}).items()
     rows = [[f"`{c}`", number(m["start"] / 1024), number(m["peak"] / 1024)] for c, m in memory]
     return lines + table("memory", ["configuration", "RSS MB at start", "peak"], rows)

@@ -127,12 +127,10 @@ def test_the_generic_routes_answer_rows_of_8_keys(servers: dict[str, Server]) ->
         assert (status, orjson.loads(content)) == (200, items()), config.name
 
 
-def test_a_first_answer_is_timed_in_a_fresh_process(tmp_path: Path) -> None:
-    # One process each way (each imports the SDKs): the route, in process; FastAPI's, over HTTP.
-    for path, where in zip(list(FIRST)[::-1], ["in-process", "http"], strict=True):
-        found, _ = first_answer(where, path, tmp_path)
-        assert found["ms"] > 0, path
-        assert isinstance(found["numpy"], bool)
+def test_a_first_answer_is_timed_by_a_fresh_server(tmp_path: Path) -> None:
+    found, text = first_answer(list(FIRST)[-1], tmp_path)  # one server: each imports the SDKs
+    assert found["ms"] > 0
+    assert text.endswith(" ms")
 
 
 def test_the_dispatch_route_configurations_are_routes_of_dispatch_route() -> None:

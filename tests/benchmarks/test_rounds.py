@@ -1,7 +1,6 @@
 """The interleaving of the runs, spreads and paired per-round ratios."""
 
 from collections import Counter
-from typing import Any
 
 import pytest
 
@@ -35,13 +34,9 @@ def test_config_order_rotates_each_round() -> None:
     assert orders == [["x", "y", "z"], ["y", "z", "x"], ["z", "x", "y"], ["x", "y", "z"]]
 
 
-def test_a_skipped_run_is_listed_once_and_leaves_no_sample() -> None:
-    def measure(cell: str, config: str) -> tuple[dict[str, Any], str] | str:
-        return "too slow" if config == "y" else ({"rps": 1.0}, "")
-
-    found = interleaved("test", LABELS, ["a"], 3, measure)
-    assert found["skipped"] == [{"config": "y", "cell": "a", "why": "too slow"}]
-    assert {s["config"] for s in found["samples"]} == {"x", "z"}
+def test_each_sample_names_its_round_cell_and_configuration() -> None:
+    found = interleaved("test", LABELS, ["a"], 2, lambda cell, config: ({"rps": 1.0}, ""))
+    assert found["samples"][0] == {"round": 0, "cell": "a", "config": "x", "rps": 1.0}
     assert found["configs"][1] == {"name": "y", "label": "Y"}
     assert found["cells"] == [{"key": "a"}]
 
