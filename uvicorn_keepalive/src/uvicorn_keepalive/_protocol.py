@@ -50,9 +50,8 @@ class _Keepalive(asyncio.Protocol):
 class Protocol(_Keepalive, HttpToolsProtocol):
     """uvicorn's httptools protocol applying the environment's settings to each TCP connection.
 
-    Read at the first lookup of ``uvicorn_keepalive.Protocol`` (``--http``'s, at startup): a
-    bad variable is logged at ERROR and ends the process with status 3. A library calls
-    `protocol` instead, which raises ValueError.
+    They are read at the first lookup of ``uvicorn_keepalive.Protocol`` (``--http``'s, at
+    startup): a bad variable is logged at ERROR and ends the process with status 3.
     """
 
 
@@ -60,7 +59,7 @@ class H11Protocol(_Keepalive, _UvicornH11Protocol):
     """uvicorn's h11 protocol applying the settings: the same as `Protocol` otherwise."""
 
 
-#: The public classes by the uvicorn class each extends, and by their names, pickled by.
+#: The public classes by the uvicorn class each extends, and by the names they pickle by.
 EXTENDING = {cls.__bases__[-1]: cls for cls in (Protocol, H11Protocol)}
 PUBLIC = {cls.__name__: cls for cls in EXTENDING.values()}
 Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"
@@ -111,13 +110,12 @@ def protocol(
 ) -> type[asyncio.Protocol] | str:
     """The protocol class for ``uvicorn.Config(http=...)``: ``http`` with these settings.
 
-    The settings, as `KeepaliveSettings` says, are checked first: ValueError or TypeError
-    names a bad one, never SystemExit. ``http`` as uvicorn takes it: ``"httptools"``,
-    ``"h11"``, ``"auto"`` (by uvicorn's own table: httptools where it imports, else h11) or
-    uvicorn's class of one gives a subclass of `Protocol` or `H11Protocol` with the settings,
-    the same for the same settings, which pickles by its name (it holds them) for uvicorn's
-    ``workers > 1``. Anything else is returned as given: a class of this package; another
-    class or name (``"zttp"``), said at WARNING; an import string, for uvicorn to import.
+    The settings (as `KeepaliveSettings` says) are checked first: a bad one raises ValueError
+    or TypeError naming it, never SystemExit. ``http`` "httptools", "h11", "auto" (httptools
+    where it imports, by uvicorn's table) or uvicorn's class of one gives a subclass of
+    `Protocol` or `H11Protocol` with the settings, one per settings, pickled by its name (it
+    holds them); any other ``http`` is returned as given, said at WARNING unless it is a class
+    of this package or an import string.
     """
     settings = resolve(settings, fields)
     if isinstance(http, type) and issubclass(http, _Keepalive):

@@ -21,9 +21,8 @@ class Option:
         constant: The ``socket`` constant setting it (level IPPROTO_TCP) on Linux, FreeBSD
             and Windows; ``macos``: macOS's where it differs. A platform uses the first it has.
         high: An int's largest value, 1 its smallest; ``unit``: what it counts.
-        name: Its field's name (set by `OPTIONS`); its variable is a prefix and it in capitals.
-        default: Its field's default (set by `OPTIONS`). None leaves the option unset unless
-            given; a bool makes it a switch: True sets it to 1, False leaves it unset.
+        name, default: The field's (set by `OPTIONS`). The variable is a prefix and the name in
+            capitals. None leaves the option unset; a bool is a switch, True setting it to 1.
     """
 
     constant: str
@@ -44,29 +43,17 @@ class Option:
         if not switch and not 1 <= value <= self.high:
             raise ValueError(f"{given} is out of range: 1 to {self.high} {self.unit}")
 
-    def parse(self, raw: str, given: str) -> int:
-        """The value of a variable's blank-stripped ``raw``, else ValueError naming ``given``."""
-        switch = isinstance(self.default, bool)
-        if switch and raw not in ("0", "1"):
-            raise ValueError(f"{given} must be 1 or 0")
-        if not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
-            raise ValueError(f"{given} is not a decimal integer (ASCII digits 0-9)")
-        value = raw == "1" if switch else int(raw)
-        self.check(value, given)
-        return value
-
 
 @dataclasses.dataclass(frozen=True)
 class KeepaliveSettings:
-    """Validated settings: TCP keepalive, and TCP_NODELAY, a field per row of the table below.
+    """Validated settings: TCP keepalive, and TCP_NODELAY.
 
     After ``idle`` s without data a connection gets a probe, then one every ``interval`` s;
-    after ``count`` unanswered the kernel resets it. ``user_timeout``: TCP_USER_TIMEOUT in ms
+    after ``count`` unanswered the kernel resets it. ``user_timeout``: TCP_USER_TIMEOUT, ms
     (None: unset); ``nodelay=False`` leaves TCP_NODELAY to the event loop. A value out of its
-    row's range raises ValueError (``idle=0 is out of range: 1 to 32767 seconds``), one of
-    another type TypeError. The functions taking settings take one of these and/or its fields
-    by name (replacing its fields, or the defaults'); given neither, `from_environment`'s,
-    read once per process.
+    range (each field's row) raises ValueError: ``idle=0 is out of range: 1 to 32767 seconds``;
+    one of another type TypeError. Functions taking settings take one of these and/or fields
+    by name, which replace its (or the defaults'); given neither, `from_environment`'s.
     """
 
     # The options table: a new option is a row here and its key in Fields. The highs are
@@ -111,18 +98,22 @@ class KeepaliveSettings:
         """
         environ = os.environ if environ is None else environ
         variables = {prefix + option.name.upper(): option for option in OPTIONS}
+        known = ", ".join(variables)
         for name in sorted(n for n in environ if n.startswith(prefix) and n not in variables):
-            logger.warning(
-                "%s is not a setting and is ignored; the settings are %s",
-                name,
-                ", ".join(variables),
-            )
-        values = {
-            option.name: option.parse(raw, f"{variable}={environ[variable]!r}")
-            for variable, option in variables.items()
-            if (raw := environ.get(variable, "").strip())  # blank: unset
-        }
-        return cls(**values)
+            logger.warning("%s is not a setting and is ignored; the settings are %s", name, known)
+        values: dict[str, int] = {}
+        for variable, option in variables.items():
+            if not (raw := environ.get(variable, "").strip()):  # blank: unset
+                continue
+            given = f"{variable}={environ[variable]!r}"
+            switch = isinstance(option.default, bool)
+            if switch and raw not in ("0", "1"):
+                raise ValueError(f"{given} must be 1 or 0")
+            if not (raw.isascii() and raw.isdigit()):  # int() takes "1_0", "+5", "٣"
+                raise ValueError(f"{given} is not a decimal integer (ASCII digits 0-9)")
+            values[option.name] = raw == "1" if switch else int(raw)
+            option.check(values[option.name], given)
+        return cls(**values)  # type: ignore[arg-type]  # a switch's value is a bool
 
 
 #: The options table's rows, in the order of KeepaliveSettings' fields.

@@ -75,14 +75,14 @@ def apply(sock: SocketLike, plan: Plan) -> dict[str, int]:
 def set_keepalive(
     sock: SocketLike, settings: KeepaliveSettings | None = None, /, **fields: Unpack[Fields]
 ) -> dict[str, int]:
-    """Apply the settings to ``sock``, a TCP ``socket.socket`` or transport socket; no OSError.
+    """Set ``SO_KEEPALIVE`` and the settings on a TCP ``socket.socket`` or transport socket.
 
-    ``SO_KEEPALIVE``, then the options this platform has (those it lacks named in one WARNING
-    line per process and settings); one the kernel refuses is logged at DEBUG and skipped.
+    The options this platform lacks are named in one WARNING line per process and settings;
+    one the kernel refuses is logged at DEBUG and skipped; OSError is never raised.
 
     Returns:
-        What was applied, e.g. ``{"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 60, ...}``; empty when
-        the socket is not TCP (left untouched), is closed or refused ``SO_KEEPALIVE``.
+        What was set (``{"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 60, ...}``); nothing for a socket
+        that is not TCP (left untouched), closed, or refusing ``SO_KEEPALIVE``.
     """
     calls = plan(resolve(settings, fields))
     try:
