@@ -175,8 +175,13 @@ def _message(rng: random.Random, index: int, parts: int, words: int) -> dict[str
         ]
         content.append({"type": "output_text", "text": text, "annotations": annotations})
     msg_id = f"msg_{index:04d}{rng.getrandbits(64):016x}"
-    return {"type": "message", "id": msg_id, "role": "assistant", "status": "completed",
-            "content": content}  # fmt: skip
+    return {
+        "type": "message",
+        "id": msg_id,
+        "role": "assistant",
+        "status": "completed",
+        "content": content,
+    }
 
 
 def _function_call(rng: random.Random, index: int, argument_words: int) -> dict[str, Any]:
@@ -208,8 +213,9 @@ def raw(name: str) -> dict[str, Any]:
     prefix, _, count = name.partition("-")
     if name == TOOLCALL:
         rng, prompt, tokens = random.Random(SEED), 256, 64
-        output = [_message(rng, i, 2, 60) if i % 3 == 0 else _function_call(rng, i, 25)
-                  for i in range(36)]  # fmt: skip
+        output = [
+            _message(rng, i, 2, 60) if i % 3 == 0 else _function_call(rng, i, 25) for i in range(36)
+        ]
     elif prefix == "tokens" and count.isdigit() and int(count) > 0:
         tokens = int(count)
         rng, prompt = random.Random(SEED + tokens), max(16, tokens // 16)
@@ -381,8 +387,15 @@ def items(count: int = 1_000) -> list[dict[str, Any]]:
     """Return ``count`` rows of 8 keys, as a server library's generic route returns them."""
     rng = random.Random(SEED)
     return [
-        {"id": index, "name": _words(rng, 2), "score": _logprob(rng), "active": index % 2 == 0,
-         "tags": [_words(rng, 1), _words(rng, 1)], "owner": None, "created": 1_717_200_000 + index,
-         "group": f"g{index % 16}"}
+        {
+            "id": index,
+            "name": _words(rng, 2),
+            "score": _logprob(rng),
+            "active": index % 2 == 0,
+            "tags": [_words(rng, 1), _words(rng, 1)],
+            "owner": None,
+            "created": 1_717_200_000 + index,
+            "group": f"g{index % 16}",
+        }
         for index in range(count)
-    ]  # fmt: skip
+    ]

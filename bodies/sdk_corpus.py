@@ -466,11 +466,14 @@ def anthropic_stream(*, deltas: int = 3, seed: int = 0) -> list[dict[str, Any]]:
     for index, (block, delta, field) in enumerate(blocks):
         events.append({"type": "content_block_start", "index": index, "content_block": block})
         events += [
-            {"type": "content_block_delta", "index": index,
-             "delta": {"type": delta, field: _words(rng, 3)}}
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": delta, field: _words(rng, 3)},
+            }
             for _ in range(deltas)
-        ]  # fmt: skip
+        ]
         events.append({"type": "content_block_stop", "index": index})
-    events.append({"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                   "stop_sequence": None}, "usage": {"output_tokens": 6 * deltas}})  # fmt: skip
+    stop = {"stop_reason": "end_turn", "stop_sequence": None}
+    events.append({"type": "message_delta", "delta": stop, "usage": {"output_tokens": 6 * deltas}})
     return [*events, {"type": "message_stop"}]
