@@ -13,7 +13,7 @@ from typing import Annotated, TypedDict, get_type_hints
 logger = logging.getLogger("uvicorn.error.keepalive")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Option:
     """A row of the options table: a setting, annotating its field of KeepaliveSettings.
 
@@ -61,14 +61,14 @@ class KeepaliveSettings:
     # everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C int. macOS's
     # TCP_KEEPALIVE (0x10 in netinet/tcp.h) is its idle time.
     idle: Annotated[
-        int, Option("TCP_KEEPIDLE", macos="TCP_KEEPALIVE", high=32767, unit="seconds")
+        int, Option(constant="TCP_KEEPIDLE", macos="TCP_KEEPALIVE", high=32767, unit="seconds")
     ] = 60
-    interval: Annotated[int, Option("TCP_KEEPINTVL", high=32767, unit="seconds")] = 10
-    count: Annotated[int, Option("TCP_KEEPCNT", high=127, unit="probes")] = 3
+    interval: Annotated[int, Option(constant="TCP_KEEPINTVL", high=32767, unit="seconds")] = 10
+    count: Annotated[int, Option(constant="TCP_KEEPCNT", high=127, unit="probes")] = 3
     user_timeout: Annotated[
-        int | None, Option("TCP_USER_TIMEOUT", high=2**31 - 1, unit="milliseconds")
+        int | None, Option(constant="TCP_USER_TIMEOUT", high=2**31 - 1, unit="milliseconds")
     ] = None
-    nodelay: Annotated[bool, Option("TCP_NODELAY")] = True
+    nodelay: Annotated[bool, Option(constant="TCP_NODELAY")] = True
 
     def __post_init__(self) -> None:
         for option in OPTIONS:
