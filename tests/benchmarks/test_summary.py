@@ -17,7 +17,7 @@ def _suite(metric: str, values: dict[str, list[float]], cell: str = "toolcall@c3
     run = {"date": "2026-12-01 07:37 UTC", "git": "abc", "command": "python -m benchmarks"}
     cells = [{"key": cell, "concurrency": int(cell.split("@c")[1])}]
     configs = [{"name": name, "label": name.upper()} for name in values]
-    return {"configs": configs, "cells": cells, "samples": samples, "skipped": [], "run": run}
+    return {"configs": configs, "cells": cells, "samples": samples, "run": run}
 
 
 SERIALIZATION = _suite(
