@@ -60,14 +60,8 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
         if serialization.whole_models and type(type(value)) is _MODEL_CLASS:
             write_json = _model_writer(value, serialization.by_alias)
             if write_json is not None:
-                try:
-                    body = write_json(value)
-                except (TypeError, ValueError) as error:
-                    _refused(error)
-                else:
-                    if not may_hold_sqlalchemy_key(body):
-                        return body
-                return _exactly(value, serialization)
+                body = _written(write_json, value)
+                return _exactly(value, serialization) if body is None else body
         return _encode_untyped(value, serialization)
     except KeepResultsError:
         # User code is about to run: what it returns is kept, for the exact path not to run
@@ -97,13 +91,10 @@ def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
     # the exact path.
     elif not serialization.selective and ENCODERS_BY_TYPE.get(UUID) is UUID_ENCODER:
         default = _default(serialization.by_alias, bool(serialization.option & _LAYOUT))
-        try:
-            body = orjson.dumps(value, default=default, option=encode_option(serialization.option))
-        except (TypeError, ValueError) as error:
-            _refused(error)
-        else:
-            if not may_hold_sqlalchemy_key(body):
-                return body
+        option = encode_option(serialization.option)
+        found = _written(lambda value: orjson.dumps(value, default=default, option=option), value)
+        if found is not None:
+            return found
     return _exactly(value, serialization)
 
 
@@ -127,18 +118,24 @@ def _exactly(value: Any, serialization: Serialization) -> bytes:
             raise error from None
 
 
-def _refused(error: TypeError | ValueError) -> None:
-    """Pass on orjson's refusal of a part of a value for the exact path, which decides.
+def _written(write: Callable[[Any], bytes], value: Any) -> bytes | None:
+    """Return `write(value)`, or None where the exact path decides.
 
-    A big integer, a non-str key, deep nesting, a lone surrogate (which pydantic's writer
-    refuses with a ValueError).
+    It decides where orjson refused a part of the value (a big integer, a non-str key, deep
+    nesting, a lone surrogate, which pydantic's writer refuses with a ValueError) and where the
+    body may hold a `_sa` key.
 
     Raises:
         KeepResultsError: User code is about to run: its results are to be kept.
     """
-    signal = restart(error)
-    if isinstance(signal, KeepResultsError):
-        raise signal from None
+    try:
+        body = write(value)
+    except (TypeError, ValueError) as error:
+        signal = restart(error)
+        if isinstance(signal, KeepResultsError):
+            raise signal from None
+        return None
+    return None if may_hold_sqlalchemy_key(body) else body
 
 
 def _model_writer(model: BaseModel, by_alias: bool) -> Callable[[BaseModel], bytes] | None:
