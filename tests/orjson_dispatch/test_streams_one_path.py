@@ -214,3 +214,30 @@ def test_sorted_keys_apply_to_both_branches(kind: str) -> None:
         assert answer.error is None
         body = b"".join(answer.bodies).removeprefix(b"data: ")
         assert body.startswith(b'{"Price":1.5,"name":"pen","note":null,"tags":[]}'), body
+
+
+def test_a_server_sent_event_subclass_item_is_no_data_as_under_fastapi() -> None:
+    """FastAPI documents no item schema for items of a `ServerSentEvent` subclass."""
+    from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+    class Tick(ServerSentEvent):
+        pass
+
+    app, router = FastAPI(), APIRouter(route_class=DispatchRoute)
+
+    @app.get("/fastapi", response_class=EventSourceResponse)
+    async def ticks() -> AsyncIterator[Tick]:
+        yield Tick(data=ITEM, event="tick")
+
+    @router.get("/one")
+    async def one() -> Item | ServerSentEvents[Tick]:
+        return ServerSentEvents(ticks())
+
+    app.include_router(router)
+    document = app.openapi()
+    ours, fastapi = (
+        document["paths"][path]["get"]["responses"]["200"]["content"]["text/event-stream"]
+        for path in ("/one", "/fastapi")
+    )
+    assert ours == fastapi
+    assert "Tick" not in document["components"]["schemas"]

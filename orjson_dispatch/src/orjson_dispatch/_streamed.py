@@ -128,8 +128,9 @@ def _stream_kind(annotation: Any) -> type[Streamed[Any]] | None:
 
 
 def _data_item(item: Any) -> Any:
-    # A `ServerSentEvent` item type is a transport wrapper, not data to validate or document;
-    # such items give their own fields.
-    if item is not None and item is _fastapi.server_sent_event_class():
+    # A `ServerSentEvent` item type (or a subclass, as FastAPI's `lenient_issubclass` reads it)
+    # is a transport wrapper, not data to validate or document; such items give their own fields.
+    event_class = _fastapi.server_sent_event_class()
+    if event_class is not None and isinstance(item, type) and issubclass(item, event_class):
         return None
     return item
