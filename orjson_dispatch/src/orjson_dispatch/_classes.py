@@ -43,7 +43,6 @@ from orjson_dispatch._results import (
     ContextualError,
     KeepResultsError,
     exact,
-    keeping_results,
     kept,
     numpy_as_orjson,
     once,
@@ -323,32 +322,21 @@ def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
     return json_writer(type(model), by_alias)(model)
 
 
-def json_writer(
-    cls: type[BaseModel], by_alias: bool, *, outermost: bool = False
-) -> Callable[[BaseModel], bytes]:
+def json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], bytes]:
     """Return `model_json` of the instances of `cls` (exactly `cls`), kept on `cls`.
 
     What a call would otherwise look up on the class each time, at a tenth of a small model's
     time per read (pydantic's metaclass answers class attributes in Python), is bound once.
-
-    Args:
-        cls: The class.
-        by_alias: As for `model_json`.
-        outermost: The model is the whole value: where its class runs user code, results are
-            kept from here on, rather than `KeepResultsError` raised for the caller to keep them
-            from the start of a value that holds the model.
     """
     kept_here = kept_on(cls)
-    key = ("json", by_alias, outermost)
+    key = "json" if by_alias else "json by name"
     found: Callable[[BaseModel], bytes] | None = kept_here.get(key)
     if found is None:
-        found = kept_here[key] = _json_writer(cls, by_alias, outermost)
+        found = kept_here[key] = _json_writer(cls, by_alias)
     return found
 
 
-def _json_writer(
-    cls: type[BaseModel], by_alias: bool, outermost: bool
-) -> Callable[[BaseModel], bytes]:
+def _json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], bytes]:
     own = class_table(cls, by_alias, untyped=True)
     if own is None:
         return functools.partial(pydantic_json, by_alias=by_alias)
@@ -356,8 +344,6 @@ def _json_writer(
 
     def write_json(model: BaseModel) -> bytes:
         if user_code and not kept():
-            if outermost:
-                return keeping_results(lambda: write_json(model))
             raise KeepResultsError(cls.__qualname__)
         option = encode_option()
         try:

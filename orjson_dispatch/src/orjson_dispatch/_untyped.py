@@ -66,7 +66,7 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
     except KeepResultsError:
         # User code is about to run: what it returns is kept, for the exact path not to run
         # it again (where orjson refuses a big integer, a non-str key...).
-        return keeping_results(functools.partial(encode_untyped, value, serialization))
+        return keeping_results(functools.partial(_encode_untyped, value, serialization))
 
 
 def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
@@ -151,7 +151,7 @@ def _model_writer(model: BaseModel, by_alias: bool) -> Callable[[BaseModel], byt
         if found is not _UNKNOWN:
             return found
     cls = type(model)
-    found = json_writer(cls, by_alias, outermost=True) if cls.model_dump is _MODEL_DUMP else None
+    found = json_writer(cls, by_alias) if cls.model_dump is _MODEL_DUMP else None
     kept_on(cls)[key] = found
     return found
 
