@@ -1,7 +1,10 @@
 """Every ```python block in the READMEs and the docs runs as written, as installed.
 
-Each block runs alone in a fresh interpreter (its own subprocess, a scratch
-working directory, a timeout), so a block must be self-contained. It runs in
+Each block runs alone as a script, in a process of its own (a scratch working directory, its
+own session, a timeout), so a block must be self-contained. The process is forked from a runner
+in the block's environment that has imported FastAPI and the other third-party modules the
+examples use, but none of our packages (example_runner.py): importing FastAPI afresh cost each
+block half a second of CPU. It runs in
 ``.venv-docs``, which holds only what getting started tells a user to install
 (tests/docs/environments.py), plus the packages a ``pip install`` line in the
 block's own section names before it: an example that needs more says so where
@@ -17,10 +20,17 @@ compiled:
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,23 +144,69 @@ class Outcome:
     output: str
 
 
+class Runner:
+    """example_runner.py in one interpreter: it runs each script in a process of its own."""
+
+    def __init__(self, python: Path) -> None:
+        self.process = subprocess.Popen(
+            [str(python), str(Path(__file__).with_name("example_runner.py"))],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, script: Path) -> Outcome:
+        """Run ``script`` in its directory; its output is standard output, then standard error."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        with tempfile.TemporaryDirectory() as scratch:
+            out, err = Path(scratch, "stdout"), Path(scratch, "stderr")
+            self.process.stdin.write(json.dumps([str(script), str(out), str(err)]) + "\n")
+            self.process.stdin.flush()
+            pid = json.loads(self.process.stdout.readline())["pid"]
+            timed_out = threading.Event()
+
+            def kill() -> None:
+                timed_out.set()
+                with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                    os.killpg(pid, signal.SIGKILL)
+
+            timer = threading.Timer(TIMEOUT, kill)
+            timer.start()
+            try:
+                status = json.loads(self.process.stdout.readline())["status"]
+            finally:
+                timer.cancel()
+            if timed_out.is_set():
+                return Outcome(-1, f"still running after {TIMEOUT} s (mark it {NO_RUN}?)")
+            return Outcome(status, out.read_text() + err.read_text())
+
+    def close(self) -> None:
+        """End the runner (it ends at the end of its input)."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(TIMEOUT)
+
+
+_RUNNERS: dict[Path, Runner] = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _close_runners() -> Iterator[None]:
+    yield
+    while _RUNNERS:
+        _RUNNERS.popitem()[1].close()
+
+
 def run_example(example: Example, workdir: Path, python: Path | None = None) -> Outcome:
-    """Run one example in a fresh interpreter (``python``, else this one) in ``workdir``."""
+    """Run one example as a script in ``workdir``, with ``python`` (else this interpreter)."""
     workdir.mkdir(parents=True, exist_ok=True)
     script = workdir / "example.py"
     script.write_text(example.code)
-    try:
-        done = subprocess.run(
-            [str(python or sys.executable), str(script)],
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return Outcome(-1, f"still running after {TIMEOUT} s (mark it {NO_RUN}?)")
-    return Outcome(done.returncode, done.stdout + done.stderr)
+    interpreter = python or Path(sys.executable)
+    if interpreter not in _RUNNERS:
+        _RUNNERS[interpreter] = Runner(interpreter)
+    return _RUNNERS[interpreter].run(script)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.id)
@@ -220,10 +276,39 @@ def test_a_failing_example_is_reported(tmp_path: Path) -> None:
     assert "broken example" in outcome.output
 
 
-def test_a_passing_example_runs_in_a_fresh_interpreter(tmp_path: Path) -> None:
-    code = "import sys, os; assert 'pytest' not in sys.modules; print(os.getcwd())\n"
+def test_a_passing_example_runs_as_a_script_in_a_process_of_its_own(tmp_path: Path) -> None:
+    code = (
+        "import os, sys\n"
+        "assert 'pytest' not in sys.modules and 'orjson_dispatch' not in sys.modules\n"
+        "assert __name__ == '__main__' and sys.argv == [__file__] and sys.path[0] == os.getcwd()\n"
+        "print(os.getcwd(), os.getsid(0) == os.getpid())\n"
+    )
     outcome = run_example(Example("sample.md", 1, code, run=True), tmp_path)
-    assert outcome == Outcome(0, f"{tmp_path}\n")
+    assert outcome == Outcome(0, f"{tmp_path} True\n")
+
+
+def test_an_example_ends_as_a_script_ends(tmp_path: Path) -> None:
+    # Its threads are joined (this one waits for the main thread to end), then its exit
+    # handlers run, and its SystemExit is the exit status.
+    code = (
+        "import atexit, sys, threading\n"
+        "atexit.register(print, 'exit handler')\n"
+        "main = threading.main_thread()\n"
+        "threading.Thread(target=lambda: (main.join(), print('thread'))).start()\n"
+        "sys.exit(3)\n"
+    )
+    outcome = run_example(Example("sample.md", 1, code, run=True), tmp_path)
+    assert outcome == Outcome(3, "thread\nexit handler\n")
+
+
+def test_an_example_still_running_at_the_timeout_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "TIMEOUT", 0.5)
+    forever = Example("sample.md", 1, "import threading\nthreading.Event().wait()\n", run=True)
+    outcome = run_example(forever, tmp_path)
+    assert outcome.returncode == -1
+    assert "still running" in outcome.output
 
 
 def test_an_example_gets_what_its_section_says_to_install() -> None:
