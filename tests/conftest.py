@@ -28,8 +28,22 @@ if importlib.util.find_spec("hypothesis") is not None:
     register_profiles()
 
 
+#: A property test asking for this many examples or more is long (the largest take 10-15 s of
+#: CPU each): left among the others, one of them could start when the others have all ended.
+LONG_PROPERTY_TEST = 300
+
+
+def is_long(item: pytest.Item) -> bool:
+    """Whether ``item`` is marked ``slow`` or ``netns``, or is a long property test."""
+    if any(map(item.get_closest_marker, ("slow", "netns"))):
+        return True
+    # The settings @settings attaches (hypothesis has no public accessor for them).
+    chosen = getattr(getattr(item, "obj", None), "_hypothesis_internal_use_settings", None)
+    return getattr(chosen, "max_examples", 0) >= LONG_PROPERTY_TEST
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Start each pytest-xdist worker on long tests (marked ``slow`` or ``netns``), dealt in turn.
+    """Start each pytest-xdist worker on long tests (``is_long``), dealt in turn.
 
     A long test left for the end keeps one worker busy while the others have nothing left to
     run. ``--dist worksteal`` first hands each worker an equal run of this order, and a worker
@@ -38,9 +52,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     one worker while the others are free. Without workers, the long tests simply come first.
     """
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    is_long = {item: any(map(item.get_closest_marker, ("slow", "netns"))) for item in items}
-    long = [item for item in items if is_long[item]]
-    others = [item for item in items if not is_long[item]]
+    long_items = {item for item in items if is_long(item)}
+    long = [item for item in items if item in long_items]
+    others = [item for item in items if item not in long_items]
     ordered: list[pytest.Item] = []
     for worker in range(workers):
         # worksteal's first split: each worker an equal share of what the earlier ones left.
