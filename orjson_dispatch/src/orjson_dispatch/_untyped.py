@@ -23,7 +23,7 @@ from uuid import UUID
 import orjson
 from pydantic import BaseModel
 
-from orjson_dispatch._classes import json_writer, kept_for, kept_on, model_json, model_python
+from orjson_dispatch._classes import json_writer, kept_for, kept_on, model_python
 from orjson_dispatch._leaves import ENCODERS_BY_TYPE, SEQUENCES, UUID_ENCODER, jsonable_leaf
 from orjson_dispatch._options import Serialization, encode_option, thaw
 from orjson_dispatch._results import (
@@ -213,14 +213,16 @@ def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
     serialization = Serialization(by_alias=by_alias)
 
     def default(value: Any) -> Any:
-        if isinstance(value, BaseModel):
-            if type(value).model_dump is not _MODEL_DUMP:
+        # pydantic's metaclass first: its `isinstance` is Python code.
+        if type(type(value)) is _MODEL_CLASS or isinstance(value, BaseModel):
+            write_json = _model_writer(value, by_alias)
+            if write_json is None:
                 if not kept():
                     raise KeepResultsError(type(value).__qualname__)
                 return own_dump(value, serialization)
             if layout:
                 return model_python(value, by_alias=by_alias)
-            return orjson.Fragment(model_json(value, by_alias=by_alias))
+            return orjson.Fragment(write_json(value))
         return jsonable_leaf(value)
 
     return default
