@@ -130,13 +130,17 @@ class TypedEncoder:
             self._root = self._annotation
         return table(roots, self._serialization.by_alias)
 
+    # Callers may hold these bound methods, made before the build: after it, each call reads the
+    # writer the build made.
     def _first_encode(self, value: Any) -> bytes:
         assert self._validate_python is not None, "its values are validated by its caller"
-        self.build()
+        if not self._built:
+            self.build()
         return self.encode(value)
 
     def _first_serialize(self, value: Any) -> bytes:
-        self.build()
+        if not self._built:
+            self.build()
         return self.serialize(value)
 
     def _writer(self, validate: Callable[..., Any] | None) -> Callable[[Any], bytes]:
