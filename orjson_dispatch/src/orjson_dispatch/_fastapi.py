@@ -50,7 +50,7 @@ __all__ = [
     "signature",
     "streams",
     "streams_events",
-    "validated",
+    "type_adapter",
 ]
 
 try:
@@ -195,16 +195,9 @@ def serializes_json(field: Any) -> bool:
     return hasattr(field, "serialize_json")
 
 
-def validated(field: Any, value: Any, wrapper: Callable[..., Any] | None = None) -> Any:
-    """Return `value` validated by FastAPI's response `field`, as FastAPI's handler does.
-
-    Raises:
-        ResponseValidationError: FastAPI's, naming the endpoint behind `wrapper` (if given).
-    """
-    result, errors = field.validate(value, {}, loc=("response",))
-    if errors:
-        raise response_validation_error(errors, value, wrapper)
-    return result
+def type_adapter(field: Any) -> Any:
+    """Return the pydantic `TypeAdapter` FastAPI's response `field` validates with."""
+    return field._type_adapter
 
 
 def signature(endpoint: Callable[..., Any]) -> inspect.Signature:

@@ -26,6 +26,7 @@ from orjson_dispatch._encoders import declared_encoder, route_serializer
 from orjson_dispatch._options import Options
 from orjson_dispatch._rendering import Encoded, body_allowed, rendering
 from orjson_dispatch._serving import serving
+from orjson_dispatch._validation import validator
 
 __all__ = ["Responder"]
 
@@ -168,10 +169,10 @@ class Responder:
         if field is None:
             encode = serialize
         else:
-            wrapper = self._wrapper
+            wrapper, validate = self._wrapper, validator(field)
 
             def encode(value: Any) -> bytes:
-                return serialize(_fastapi.validated(field, value, wrapper))
+                return serialize(validate(value, wrapper))
 
         return _Answer(
             encode=encode,

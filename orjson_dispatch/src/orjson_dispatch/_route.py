@@ -39,6 +39,7 @@ from orjson_dispatch._serving import (
 from orjson_dispatch._stream_settings import StreamSettings
 from orjson_dispatch._streamed import ServerSentEvents, Streamed
 from orjson_dispatch._streams import build_stream
+from orjson_dispatch._validation import validator
 
 __all__ = ["DispatchRoute", "use_dispatch_routes"]
 
@@ -249,6 +250,7 @@ def _stream_dependant(route: Any, served: Serving, settings: StreamSettings) -> 
     any other value to FastAPI's handler, which validates and serializes it as the route's.
     """
     item_field = route.stream_item_field
+    validate = None if item_field is None else validator(item_field)
     serialize = route_serializer(
         item_field, serialization_in_force(served.options, route, item_field)
     )
@@ -265,8 +267,8 @@ def _stream_dependant(route: Any, served: Serving, settings: StreamSettings) -> 
             endpoint = marked.endpoint
 
         def encode(value: Any) -> bytes:
-            if item_field is not None:
-                value = _fastapi.validated(item_field, value, call)
+            if validate is not None:
+                value = validate(value, call)
             return serialize(value)
 
         call = _streaming_call(endpoint, response_name, served, stream, encode)
