@@ -10,6 +10,7 @@ import functools
 import gc
 import json
 import math
+import threading
 import weakref
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -18,8 +19,11 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
+from orjson_dispatch._options import DEFAULTS
 from orjson_dispatch._route import DispatchRoute
+from orjson_dispatch._typed import TypedEncoder
 from pydantic import BaseModel, TypeAdapter, create_model
+from pydantic_core import core_schema
 
 from orjson_dispatch import dispatch, dumps
 from tests.orjson_dispatch import fast_path_models as models
@@ -156,3 +160,32 @@ def test_model_class_per_request_is_collected(
     route_class: type[APIRoute] | None, typed: bool
 ) -> None:
     assert classes_kept(route_class, typed) == []
+
+
+def test_a_value_written_while_another_thread_builds_the_encoder_is_written() -> None:
+    """A caller holding `serialize` from before the build never waits on, nor loops into, it."""
+    building, built = threading.Event(), threading.Event()
+    schemas: list[str] = []
+
+    class Slow(int):
+        @classmethod
+        def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+            schemas.append(threading.current_thread().name)
+            if len(schemas) == 2:  # the first build's (the adapter below made the first)
+                building.set()
+                built.wait(10)
+            return core_schema.int_schema()
+
+    adapter: TypeAdapter[Any] = TypeAdapter(list[Slow])
+    encoder = TypedEncoder(list[Slow], dump_json=adapter.dump_json, serialization=DEFAULTS)
+    serialize = encoder.serialize
+    written: dict[str, bytes] = {}
+    first = threading.Thread(target=lambda: written.setdefault("first", serialize([1, 2])))
+    first.start()
+    building.wait(10)
+    try:
+        written["meanwhile"] = serialize([3])
+    finally:
+        built.set()
+        first.join()
+    assert written == {"first": b"[1,2]", "meanwhile": b"[3]"}

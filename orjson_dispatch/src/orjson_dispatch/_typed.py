@@ -61,6 +61,7 @@ class TypedEncoder:
         "_annotation",
         "_built",
         "_dump_json",
+        "_pydantic_json",
         "_root",
         "_serialization",
         "_table",
@@ -80,7 +81,7 @@ class TypedEncoder:
     ) -> None:
         self._validate_python = validate_python
         self._annotation = annotation
-        self._dump_json = dump_json
+        self._dump_json = self._pydantic_json = dump_json
         self._serialization = serialization
         self._built = False
         self._table: Table | None = None
@@ -92,7 +93,6 @@ class TypedEncoder:
     def build(self) -> str | None:
         """Build the class table if not yet; return why pydantic writes every value, or None."""
         if not self._built:
-            self._built = True
             try:
                 self._table = self._build()
             except NotPlainError as error:
@@ -115,13 +115,15 @@ class TypedEncoder:
             self.serialize = self._writer(None)
             if self._validate_python is not None:
                 self.encode = self._writer(self._validate_python)
+            # Last: a thread that finds it set finds the writers (one that comes earlier builds
+            # them too, alike).
+            self._built = True
         return self.left_to_pydantic
 
     def _build(self) -> Table | None:
         schema = TypeAdapter(self._annotation).core_schema
         if writes_nan(schema):
-            dump_json = self._dump_json
-            self._dump_json = lambda value: without_nan(dump_json(value))
+            self._dump_json = functools.partial(_without_nan, self._pydantic_json)
         if self._serialization.selective:
             self.left_to_pydantic = "a setting leaves fields out (include, exclude, exclude_*)"
             return None
@@ -222,6 +224,10 @@ def _kept_encoder(held: Kept, serialization: Serialization) -> TypedEncoder:
 
 _DEFAULT_KEY = "typed"
 _MODEL_CLASS = type(BaseModel)  # pydantic's model metaclass
+
+
+def _without_nan(dump_json: Callable[[Any], bytes], value: Any) -> bytes:
+    return without_nan(dump_json(value))
 
 
 def _typed_encoder(annotation: Any, order: str, serialization: Serialization) -> TypedEncoder:
