@@ -1,6 +1,6 @@
 """The plans of model classes (private `_plans` and `_classes`), tested directly.
 
-These tests reach into ``_plans.plan`` and ``_classes.model_json``: they pin down which classes
+These tests reach into ``_plans.plan`` and ``_classes.json_writer``: they pin down which classes
 orjson writes from their ``__dict__``, which fields pydantic converts, and what is written. When
 the modules change, adapt them here; the behaviour seen through the public API is tested in
 ``test_typed_models.py``. ``ORJSON_DISPATCH_PYDANTIC_MODELS=1`` makes pydantic write every model.
@@ -24,7 +24,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from orjson_dispatch._classes import model_json
+from orjson_dispatch._classes import json_writer
 from orjson_dispatch._plans import plan
 from orjson_dispatch._results import KeepResultsError, keeping_results
 from pydantic import VERSION as PYDANTIC_VERSION
@@ -67,11 +67,11 @@ class Tree(BaseModel):
 
 
 def written(value: Any, *, by_alias: bool) -> bytes:
-    """`model_json` as the untyped path calls it: again, its results kept, if user code runs."""
+    """`json_writer` as the untyped path calls it: again, its results kept, if user code runs."""
     try:
-        return model_json(value, by_alias=by_alias)
+        return json_writer(type(value), by_alias)(value)
     except KeepResultsError:
-        return keeping_results(lambda: model_json(value, by_alias=by_alias))
+        return keeping_results(lambda: json_writer(type(value), by_alias)(value))
 
 
 def test_plain_classes_are_written_from_their_dict() -> None:

@@ -59,9 +59,7 @@ __all__ = [
     "json_writer",
     "kept_for",
     "kept_on",
-    "model_json",
     "model_python",
-    "pydantic_json",
     "table",
 ]
 
@@ -312,21 +310,15 @@ _SCALARS = (
 )
 
 
-def model_json(model: BaseModel, *, by_alias: bool) -> bytes:
-    """Return the JSON of `model.model_dump(mode="json", by_alias=...)`, NaN written null.
-
-    Raises:
-        KeepResultsError: Its class runs user code and results are not kept: FastAPI's untyped
-            path keeps them for the whole call, which may write the value again (`_untyped`).
-    """
-    return json_writer(type(model), by_alias)(model)
-
-
 def json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], bytes]:
-    """Return `model_json` of the instances of `cls` (exactly `cls`), kept on `cls`.
+    """Return the function writing an instance of exactly `cls` as `jsonable_encoder` has it.
 
-    What a call would otherwise look up on the class each time, at a tenth of a small model's
+    The JSON of `model.model_dump(mode="json", by_alias=...)`, NaN written null. Kept on `cls`:
+    what a call would otherwise look up on the class each time, at a tenth of a small model's
     time per read (pydantic's metaclass answers class attributes in Python), is bound once.
+    The function raises `KeepResultsError` where the class runs user code and results are not
+    kept: FastAPI's untyped path keeps them for the whole call, which may write the value again
+    (`_untyped`).
     """
     kept_here = kept_on(cls)
     key = "json" if by_alias else "json by name"
@@ -339,7 +331,7 @@ def json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], b
 def _json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], bytes]:
     own = class_table(cls, by_alias, untyped=True)
     if own is None:
-        return functools.partial(pydantic_json, by_alias=by_alias)
+        return functools.partial(_pydantic_json, by_alias=by_alias)
     default, user_code = own.default, own.user_code
 
     def write_json(model: BaseModel) -> bytes:
@@ -354,7 +346,7 @@ def _json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], 
         except TypeError as error:
             if not isinstance(restart(error), (AmbiguousClassError, type(None))):
                 raise
-        return pydantic_json(model, by_alias=by_alias)
+        return _pydantic_json(model, by_alias=by_alias)
 
     return write_json
 
@@ -380,7 +372,7 @@ def model_python(model: BaseModel, *, by_alias: bool) -> Any:
     return _whole_model(type(model), by_alias)(model)
 
 
-def pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
+def _pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
     """Return pydantic's JSON of `model`, NaN and infinities written as null (strict JSON).
 
     The body is looked at, not the class's schema: a model held by a field declared `Any` has

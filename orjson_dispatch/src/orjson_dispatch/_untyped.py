@@ -142,10 +142,10 @@ def _written(write: Callable[[Any], bytes], value: Any) -> bytes | None:
 
 
 def _model_writer(model: BaseModel, by_alias: bool) -> _Writer | None:
-    """Return `model_json` of the instances of the model's class, decided once per class.
+    """Return the `json_writer` of the model's class, decided once per class.
 
     With it, whether the class runs user code (what it returns is then to be kept for the whole
-    call: `model_json` raises `KeepResultsError` where it is not). None where the class
+    call: the writer raises `KeepResultsError` where it is not). None where the class
     overrides `model_dump`: what the override returns is encoded (`own_dump`).
     """
     key = "untyped" if by_alias else "untyped by name"
@@ -164,7 +164,7 @@ def _model_writer(model: BaseModel, by_alias: bool) -> _Writer | None:
     return found
 
 
-_Writer = tuple[Callable[[BaseModel], bytes], bool]  # `model_json` of a class, its user code
+_Writer = tuple[Callable[[BaseModel], bytes], bool]  # a class's `json_writer`, its user code
 _UNKNOWN: Any = object()
 _MODEL_CLASS = type(BaseModel)  # pydantic's model metaclass
 
