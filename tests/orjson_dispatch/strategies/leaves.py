@@ -249,11 +249,13 @@ numpy_values: st.SearchStrategy[Any] = st.one_of(
 )
 
 
-def walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
+def walk_any(value: Any, predicate: Callable[[Any], bool], *, stored: bool = False) -> bool:
     """Whether ``predicate`` holds for ``value`` or anything inside it (keys included).
 
     Dicts are walked through ``items()`` and sequences through ``iter()``, as FastAPI's
-    ``jsonable_encoder`` walks them; iteratively, as values nest deeper than Python's recursion
+    ``jsonable_encoder`` walks them; with ``stored``, a dict, list or tuple subclass also
+    through what it stores, which pydantic's serializer reads whatever the subclass shows
+    (``hostile.HidingDict``). Iteratively, as values nest deeper than Python's recursion
     limit allows a recursive walk.
     """
     stack = [value]
@@ -263,8 +265,14 @@ def walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
             return True
         if isinstance(item, (dict, types.MappingProxyType)):
             stack.extend(part for pair in item.items() for part in pair)
+            if stored and isinstance(item, dict) and type(item) is not dict:
+                stack.extend(part for pair in dict.items(item) for part in pair)
         elif isinstance(item, (list, tuple, set, frozenset, deque)):
             stack.extend(item)
+            if stored and isinstance(item, list) and type(item) is not list:
+                stack.extend(list.__iter__(item))
+            elif stored and isinstance(item, tuple) and type(item) is not tuple:
+                stack.extend(tuple.__iter__(item))
         elif isinstance(item, BaseModel):
             # iter(): `dict(model)` calls a field named `keys` (the mapping protocol).
             stack.extend([dict(iter(item)), item.__pydantic_extra__ or {}])
@@ -276,5 +284,6 @@ def walk_any(value: Any, predicate: Callable[[Any], bool]) -> bool:
 
 
 def contains_numpy(value: Any) -> bool:
-    """Whether a numpy scalar or array occurs anywhere in ``value`` (keys included)."""
-    return walk_any(value, lambda v: isinstance(v, (np.generic, np.ndarray)))
+    """Whether a numpy scalar or array occurs anywhere in ``value`` (keys included), also where
+    a container's own iteration hides it (``walk_any(stored=True)``)."""
+    return walk_any(value, lambda v: isinstance(v, (np.generic, np.ndarray)), stored=True)

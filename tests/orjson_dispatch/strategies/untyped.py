@@ -150,8 +150,9 @@ def dynamic_models(draw: st.DrawFn, children: st.SearchStrategy[Any]) -> BaseMod
     if config.get("extra") == "allow":
         data["x_extra"] = draw(children)
     if inf_nan == "strings":
+        # Also a NaN a dict subclass hides from items(): pydantic's serializers read it.
         KnownDiscrepancy.NAN_IN_STRINGS_MODEL_ON_THE_EXACT_PATH.leave_out(
-            walk_any(data, _non_finite)
+            walk_any(data, _non_finite, stored=True)
         )
     return assign_unvalidated(draw, model.model_validate(data))
 
