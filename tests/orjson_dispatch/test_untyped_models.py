@@ -196,3 +196,23 @@ class Labelled(BaseModel):
 def test_a_returned_model_holding_a_lone_surrogate_is_sent_escaped() -> None:
     # FastAPI fails to encode it (UnicodeEncodeError, a 500); dispatch escapes it, as in dicts.
     assert dumps(Labelled(label="\ud800")) == b'{"label":"\\ud800"}'
+
+
+class Lookup(BaseModel):
+    """A model whose own `__getattr__` raises KeyError, not AttributeError, for a missing name."""
+
+    data: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return self.data[name]
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["untyped", "typed"])
+def test_a_model_whose_getattr_raises_for_a_missing_name_is_written(typed: bool) -> None:
+    """The encoder's own lookups on a fresh class never reach the class's `__getattr__` error."""
+    value = Lookup(data={"a": 1})
+    for _ in range(2):  # the first value builds what the class keeps, the second reads it
+        if typed:
+            assert dumps(value, response_model=Lookup) == b'{"data":{"a":1}}'
+        else:
+            assert dumps(value) == fastapi_untyped(value)

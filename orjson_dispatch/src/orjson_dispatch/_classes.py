@@ -205,9 +205,13 @@ def kept_for(value: Any) -> Kept | None:
 
     Read through the instance: a third of the time of a read on a model class, which pydantic's
     metaclass answers through Python (`ModelMetaclass.__getattr__`). Before the class keeps
-    anything, a model's read falls back to its extra fields, which no `Kept` is.
+    anything, a model's read falls back to its extra fields, which no `Kept` is, or to the
+    class's own `__getattr__`, whatever it returns or raises.
     """
-    held = getattr(value, _KEPT, None)
+    try:
+        held = getattr(value, _KEPT, None)
+    except Exception:  # a class's own `__getattr__`, before the class keeps anything
+        return None
     if type(held) is Kept and held.cls is type(value):
         return held
     return None
