@@ -186,7 +186,7 @@ def encode_typed(value: Any, annotation: Any, serialization: Serialization) -> b
     A model of exactly its declared class under FastAPI's defaults, the common call, finds the
     encoder through the instance (`kept_for`).
     """
-    if type(value) is annotation and serialization is DEFAULTS:
+    if type(value) is annotation and serialization is DEFAULTS and type(annotation) is _MODEL_CLASS:
         held = kept_for(value)
         found: TypedEncoder | None = None if held is None else held.get(_DEFAULT_KEY)
         if found is not None:
