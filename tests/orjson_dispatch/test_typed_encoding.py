@@ -82,7 +82,7 @@ def typed_dumps_cases(draw: st.DrawFn) -> tuple[TypeSpec, Returned, dict[str, An
     return spec, returned, options
 
 
-@settings(max_examples=examples(700))
+@settings(max_examples=examples(400))
 @given(case=typed_dumps_cases())
 def test_dumps_typed_matches_pydantic_dump_json(
     case: tuple[TypeSpec, Returned, dict[str, Any]],
@@ -107,7 +107,7 @@ def test_dumps_typed_matches_pydantic_dump_json(
     assert isinstance(ours, Exception), "FastAPI's typed path fails here: dumps must raise"
 
 
-@settings(max_examples=examples(500))
+@settings(max_examples=examples(350))
 @given(case=typed_cases())
 def test_typed_endpoint_answers_like_fastapi_typed_path(case: TypedCase) -> None:
     note_case(case)

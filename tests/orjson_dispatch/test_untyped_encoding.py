@@ -73,7 +73,7 @@ from tests.orjson_dispatch.versions import NAN_AS_STRINGS, NEEDS_NAN_AS_STRINGS
 # --- property tests ----------------------------------------------------------------------------
 
 
-@settings(max_examples=examples(1500))
+@settings(max_examples=examples(800))
 @given(
     value=untyped_values(numpy=True, max_leaves=16, deep=True),
     options=st.just({}) | ENCODER_OPTIONS,
@@ -114,7 +114,7 @@ def _record_failure(value: Any) -> None:
         event("untyped: FastAPI 500")
 
 
-@settings(max_examples=examples(600))
+@settings(max_examples=examples(400))
 @given(
     value=untyped_values(numpy=True, deep=True),
     shape=shapes,
