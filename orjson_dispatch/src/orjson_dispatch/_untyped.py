@@ -57,19 +57,19 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
         # so does an `isinstance` of pydantic's metaclass (Python code). No fragment to copy:
         # the class's own JSON is the body, searched as any other (a dict held where a model is
         # declared, given to `model_construct`, is written as it is).
-        if serialization.whole_models and type(type(value)) is _MODEL_CLASS:
-            writer = _model_writer(value, serialization.by_alias)
-            if writer is not None:
-                write_json, user_code = writer
-                if user_code and not kept():
-                    return keeping_results(functools.partial(encode_untyped, value, serialization))
-                body = _written(write_json, value)
-                return _exactly(value, serialization) if body is None else body
-        return _encode_untyped(value, serialization)
+        fast = serialization.whole_models and type(type(value)) is _MODEL_CLASS
+        writer = _model_writer(value, serialization.by_alias) if fast else None
+        if writer is None:
+            return _encode_untyped(value, serialization)
+        write_json, user_code = writer
+        if not user_code or kept():
+            body = _written(write_json, value)
+            return _exactly(value, serialization) if body is None else body
     except KeepResultsError:
-        # User code is about to run: what it returns is kept, for the exact path not to run
-        # it again (where orjson refuses a big integer, a non-str key...).
-        return keeping_results(functools.partial(encode_untyped, value, serialization))
+        pass
+    # User code is about to run: what it returns is kept, for the exact path not to run it
+    # again (where orjson refuses a big integer, a non-str key...).
+    return keeping_results(functools.partial(encode_untyped, value, serialization))
 
 
 def _encode_untyped(value: Any, serialization: Serialization) -> bytes:
