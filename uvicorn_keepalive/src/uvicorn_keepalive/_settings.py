@@ -18,15 +18,13 @@ class Option:
     """A row of the options table: a setting, annotating its field of KeepaliveSettings.
 
     Attributes:
-        constant: The ``socket`` constant setting it (level IPPROTO_TCP) on Linux, FreeBSD
-            and Windows; ``macos``: macOS's where it differs. A platform uses the first it has.
+        constants: The ``socket`` constants setting it (level IPPROTO_TCP), the first this
+            platform has: Linux's (FreeBSD's and Windows'), then macOS's where it differs.
         high: An int's largest value, 1 its smallest; ``unit``: what it counts.
-        name, default: The field's (set by `OPTIONS`). The variable is a prefix and the name in
-            capitals. None leaves the option unset; a bool is a switch, True setting it to 1.
+        name, default: The field's (set by `OPTIONS`); a bool default makes it a switch.
     """
 
-    constant: str
-    macos: str = ""
+    constants: tuple[str, ...]
     high: int = 1
     unit: str = ""
     name: str = dataclasses.field(default="", repr=False)
@@ -61,14 +59,14 @@ class KeepaliveSettings:
     # everywhere, so that a setting is portable; TCP_USER_TIMEOUT takes a C int. macOS's
     # TCP_KEEPALIVE (0x10 in netinet/tcp.h) is its idle time.
     idle: Annotated[
-        int, Option(constant="TCP_KEEPIDLE", macos="TCP_KEEPALIVE", high=32767, unit="seconds")
+        int, Option(constants=("TCP_KEEPIDLE", "TCP_KEEPALIVE"), high=32767, unit="seconds")
     ] = 60
-    interval: Annotated[int, Option(constant="TCP_KEEPINTVL", high=32767, unit="seconds")] = 10
-    count: Annotated[int, Option(constant="TCP_KEEPCNT", high=127, unit="probes")] = 3
+    interval: Annotated[int, Option(constants=("TCP_KEEPINTVL",), high=32767, unit="seconds")] = 10
+    count: Annotated[int, Option(constants=("TCP_KEEPCNT",), high=127, unit="probes")] = 3
     user_timeout: Annotated[
-        int | None, Option(constant="TCP_USER_TIMEOUT", high=2**31 - 1, unit="milliseconds")
+        int | None, Option(constants=("TCP_USER_TIMEOUT",), high=2**31 - 1, unit="milliseconds")
     ] = None
-    nodelay: Annotated[bool, Option(constant="TCP_NODELAY")] = True
+    nodelay: Annotated[bool, Option(constants=("TCP_NODELAY",))] = True
 
     def __post_init__(self) -> None:
         for option in OPTIONS:

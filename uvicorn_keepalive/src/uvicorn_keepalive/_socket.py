@@ -30,8 +30,7 @@ def plan(settings: KeepaliveSettings) -> Plan:
     # The calls of ``settings`` on this platform, worked out (and warned about) once.
     detection = settings.detection_time * 1000
     if settings.user_timeout is not None and settings.user_timeout < detection:
-        # Linux then closes an idle connection at the first probe left unanswered past it
-        # (tcp_keepalive_timer in net/ipv4/tcp_timer.c).
+        # As Linux's tcp_keepalive_timer (net/ipv4/tcp_timer.c) does, past the user timeout.
         logger.warning(
             "user_timeout=%d ms is shorter than idle + interval x count = %d ms: a single "
             "unanswered keepalive probe will close an idle connection",
@@ -44,10 +43,10 @@ def plan(settings: KeepaliveSettings) -> Plan:
         value = getattr(settings, option.name)
         if value is None or value is False:  # unset, or a switch off
             continue
-        if name := next((n for n in (option.constant, option.macos) if hasattr(socket, n)), ""):
+        if name := next((n for n in option.constants if hasattr(socket, n)), ""):
             calls[name] = (socket.IPPROTO_TCP, getattr(socket, name), int(value))
         else:
-            missing.append(option.constant)
+            missing.append(option.constants[0])
     if missing:  # one line, once per process and settings
         logger.warning(
             "TCP keepalive: %s not available on this platform (%s): left at the system default",
