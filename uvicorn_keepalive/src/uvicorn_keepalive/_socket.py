@@ -30,7 +30,7 @@ def plan(settings: KeepaliveSettings) -> Plan:
     # The calls of ``settings`` on this platform, worked out (and warned about) once.
     detection = settings.detection_time * 1000
     if settings.user_timeout is not None and settings.user_timeout < detection:
-        # As Linux's tcp_keepalive_timer (net/ipv4/tcp_timer.c) does, past the user timeout.
+        # What Linux does then: tcp_keepalive_timer in net/ipv4/tcp_timer.c.
         logger.warning(
             "user_timeout=%d ms is shorter than idle + interval x count = %d ms: a single "
             "unanswered keepalive probe will close an idle connection",
