@@ -75,11 +75,20 @@ def test_answers_without_numpy_values_do_not_import_numpy() -> None:
 def test_numpy_values_are_encoded_once_numpy_is_imported() -> None:
     script = """
 import sys
+from typing import Any
+from pydantic import BaseModel
 from orjson_dispatch import dumps
-assert dumps({"a": 1}) == b'{"a":1}'  # before numpy: nothing to encode
+class Item(BaseModel):
+    value: Any
+# Before numpy: nothing to encode; the writers of `Item`'s class table are built.
+assert dumps({"a": 1}) == b'{"a":1}'
+assert dumps(Item(value=1)) == dumps(Item(value=1), response_model=Item) == b'{"value":1}'
 assert "numpy" not in sys.modules
 import numpy
 assert dumps({"a": numpy.arange(3), "b": numpy.float32(1.5)}) == b'{"a":[0,1,2],"b":1.5}'
+held = [numpy.arange(3), numpy.float32(1.5), numpy.int64(7), numpy.bool_(True)]
+for body in (dumps(Item(value=held)), dumps(Item(value=held), response_model=Item)):
+    assert body == b'{"value":[[0,1,2],1.5,7,true]}', body
 """
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=False

@@ -200,8 +200,8 @@ def kept_on(cls: type[BaseModel]) -> Kept:
     return held
 
 
-def kept_for(value: Any) -> Kept | None:
-    """Return what is kept on the class of `value` if it keeps anything, else None.
+def kept_for(value: Any, key: Any, missing: Any = None) -> Any:
+    """Return what the class of `value` keeps under `key` (`kept_on`), else `missing`.
 
     Read through the instance: a third of the time of a read on a model class, which pydantic's
     metaclass answers through Python (`ModelMetaclass.__getattr__`). Before the class keeps
@@ -211,10 +211,10 @@ def kept_for(value: Any) -> Kept | None:
     try:
         held = getattr(value, _KEPT, None)
     except Exception:  # a class's own `__getattr__`, before the class keeps anything
-        return None
+        return missing
     if type(held) is Kept and held.cls is type(value):
-        return held
-    return None
+        return held.get(key, missing)
+    return missing
 
 
 _KEPT = "__orjson_dispatch__"
@@ -336,12 +336,12 @@ def _json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], 
     own = class_table(cls, by_alias, untyped=True)
     if own is None:
         return functools.partial(_pydantic_json, by_alias=by_alias)
-    default, user_code = own.default, own.user_code
+    # The options read once: see `_typed.TypedEncoder._writer`.
+    default, user_code, option = own.default, own.user_code, encode_option()
 
     def write_json(model: BaseModel) -> bytes:
         if user_code and not kept():
             raise KeepResultsError(cls.__qualname__)
-        option = encode_option()
         try:
             try:
                 return orjson.dumps(model, default=default, option=option)

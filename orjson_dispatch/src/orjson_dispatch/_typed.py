@@ -152,7 +152,11 @@ class TypedEncoder:
             if validate is None:
                 return dump_json
             return lambda value: dump_json(validate(value, from_attributes=True))
-        default, user_code, layout = found.default, found.user_code, self._serialization.option
+        default, user_code = found.default, found.user_code
+        # Read once (a call of its own costs a tenth of a small model's time): a numpy value met
+        # after numpy is first imported reaches `default`, whose fallback writes it as orjson's
+        # numpy option would.
+        option = encode_option(self._serialization.option)
         # A subclass instance at the root, which validation passes through: written as the
         # declared class, as pydantic writes it.
         as_root = found.entries[root] if root is not None else None
@@ -160,9 +164,8 @@ class TypedEncoder:
         def write_value(value: Any) -> bytes:
             if validate is not None:
                 value = validate(value, from_attributes=True)
-            if as_root is not None and type(value) is not root:
+            if type(value) is not root and as_root is not None:
                 value = as_root(value)
-            option = encode_option(layout)
             try:
                 try:
                     if user_code:
@@ -187,8 +190,7 @@ def encode_typed(value: Any, annotation: Any, serialization: Serialization) -> b
     encoder through the instance (`kept_for`).
     """
     if type(value) is annotation and serialization is DEFAULTS and type(annotation) is _MODEL_CLASS:
-        held = kept_for(value)
-        found: TypedEncoder | None = None if held is None else held.get(_DEFAULT_KEY)
+        found: TypedEncoder | None = kept_for(value, _DEFAULT_KEY)
         if found is not None:
             return found.encode(value)
     return typed_encoder(annotation, serialization).encode(value)
