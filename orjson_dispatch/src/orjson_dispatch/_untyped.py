@@ -23,7 +23,7 @@ from uuid import UUID
 import orjson
 from pydantic import BaseModel
 
-from orjson_dispatch._classes import json_writer, kept_for, kept_on, model_python
+from orjson_dispatch._classes import class_table, json_writer, kept_for, kept_on, model_python
 from orjson_dispatch._leaves import ENCODERS_BY_TYPE, SEQUENCES, UUID_ENCODER, jsonable_leaf
 from orjson_dispatch._options import Serialization, encode_option, thaw
 from orjson_dispatch._results import (
@@ -58,12 +58,13 @@ def encode_untyped(value: Any, serialization: Serialization) -> bytes:
         # the class's own JSON is the body, searched as any other (a dict held where a model is
         # declared, given to `model_construct`, is written as it is).
         fast = serialization.whole_models and type(type(value)) is _MODEL_CLASS
-        write_json = _model_writer(value, serialization.by_alias) if fast else None
-        if write_json is None:
+        writer = _model_writer(value, serialization.by_alias) if fast else None
+        if writer is None:
             return _encode_untyped(value, serialization)
-        # It raises `KeepResultsError` where its class runs user code and results are not kept.
-        body = _written(write_json, value)
-        return _exactly(value, serialization) if body is None else body
+        write_json, user_code = writer
+        if not user_code or kept():
+            body = _written(write_json, value)
+            return _exactly(value, serialization) if body is None else body
     except KeepResultsError:
         pass
     # User code is about to run: what it returns is kept, for the exact path not to run it
@@ -140,22 +141,28 @@ def _written(write: Callable[[Any], bytes], value: Any) -> bytes | None:
     return None if may_hold_sqlalchemy_key(body) else body
 
 
-def _model_writer(model: BaseModel, by_alias: bool) -> Callable[[BaseModel], bytes] | None:
+def _model_writer(model: BaseModel, by_alias: bool) -> _Writer | None:
     """Return the `json_writer` of the model's class, decided once per class.
 
-    None where the class overrides `model_dump`: what the override returns is encoded
-    (`own_dump`).
+    With it, whether the class runs user code (what it returns is then to be kept for the whole
+    call: the writer raises `KeepResultsError` where it is not). None where the class
+    overrides `model_dump`: what the override returns is encoded (`own_dump`).
     """
     key = "untyped" if by_alias else "untyped by name"
-    found: Callable[[BaseModel], bytes] | None = kept_for(model, key, _UNKNOWN)
+    found: _Writer | None = kept_for(model, key, _UNKNOWN)
     if found is not _UNKNOWN:
         return found
     cls = type(model)
-    found = json_writer(cls, by_alias) if cls.model_dump is _MODEL_DUMP else None
+    if cls.model_dump is _MODEL_DUMP:
+        own = class_table(cls, by_alias, untyped=True)
+        found = (json_writer(cls, by_alias), own is not None and own.user_code)
+    else:
+        found = None
     kept_on(cls)[key] = found
     return found
 
 
+_Writer = tuple[Callable[[BaseModel], bytes], bool]  # a class's `json_writer`, its user code
 _UNKNOWN: Any = object()
 _MODEL_CLASS = type(BaseModel)  # pydantic's model metaclass
 
@@ -222,7 +229,7 @@ def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
                 return own_dump(value, serialization)
             if layout:
                 return model_python(value, by_alias=by_alias)
-            return orjson.Fragment(writer(value))
+            return orjson.Fragment(writer[0](value))
         return jsonable_leaf(value)
 
     return default
