@@ -26,7 +26,14 @@ from fastapi.responses import JSONResponse
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 from orjson_dispatch._rendering import reads_content
-from pydantic import BaseModel, ConfigDict, TypeAdapter, computed_field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    TypeAdapter,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from orjson_dispatch import dispatch, dumps
 from tests.orjson_dispatch.apps import (
@@ -205,6 +212,66 @@ def test_decorator_options_match_route_options(
         assert same_json(answers["/dispatch"].content, expected)
         return
     assert_matches(answers["/dispatch"], answers["/fastapi"], value)
+
+
+# --- validation of a returned instance ------------------------------------------------------------
+
+
+class Redacted(BaseModel):
+    token: str = ""
+
+    @model_validator(mode="after")
+    def redact(self) -> "Redacted":
+        self.token = "***"
+        return self
+
+
+class Shouted(BaseModel):
+    word: str
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def shout(cls, value: Any, handler: Any) -> "Shouted":
+        model: Shouted = handler(value)
+        model.word = model.word.upper()
+        return model
+
+
+class Revalidated(BaseModel):
+    model_config = ConfigDict(revalidate_instances="always")
+    word: str
+
+    @field_validator("word")
+    @classmethod
+    def shout(cls, word: str) -> str:
+        return word.upper()
+
+
+@pytest.mark.parametrize(
+    ("model", "data", "changed"),
+    [
+        (Redacted, {}, {"token": "secret"}),
+        (Shouted, {"word": "w"}, {"word": "quiet"}),
+        (Revalidated, {"word": "w"}, {"word": "quiet"}),
+        (Item, {"name": "pen", "price": 1.5}, {}),  # validation passes the instance as it is
+    ],
+)
+def test_dumps_validates_an_instance_of_its_declared_class_as_fastapi_does(
+    model: type[BaseModel], data: dict[str, Any], changed: dict[str, Any]
+) -> None:
+    """Model validators and `revalidate_instances` apply to an instance of the class itself."""
+
+    def returned() -> BaseModel:  # a fresh one each time: an after validator changes it
+        value = model.model_validate(data)
+        for name, held in changed.items():
+            setattr(value, name, held)
+        return value
+
+    adapter: TypeAdapter[Any] = TypeAdapter(model)
+    validated = adapter.validate_python(returned(), from_attributes=True)
+    expected = adapter.dump_json(validated, by_alias=True)  # FastAPI's default
+    assert (expected != returned().model_dump_json(by_alias=True).encode()) == bool(changed)
+    assert dumps(returned(), response_model=model) == expected
 
 
 # --- the declared type in force ------------------------------------------------------------------

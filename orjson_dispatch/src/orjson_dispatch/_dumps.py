@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from orjson_dispatch._classes import kept_for
 from orjson_dispatch._encoders import UNTYPED
 from orjson_dispatch._options import DEFAULTS, Serialization, check_format_option, freeze
-from orjson_dispatch._typed import encode_typed
+from orjson_dispatch._typed import KEPT_KEY, TypedEncoder, typed_encoder
 from orjson_dispatch._untyped import encode_untyped
 
 __all__ = ["UNTYPED", "dumps"]
@@ -86,7 +87,13 @@ def dumps(
     # is a tenth of a small model's time.
     if response_model is UNTYPED:
         return encode_untyped(value, serialization)
-    return encode_typed(value, response_model, serialization)
+    # A model of exactly its declared class under FastAPI's defaults, the common call: the
+    # encoder its class keeps, found through the instance (`kept_for`).
+    if type(value) is response_model and serialization is DEFAULTS:
+        found: TypedEncoder | None = kept_for(value, KEPT_KEY)
+        if found is not None:
+            return found.encode(value)
+    return typed_encoder(response_model, serialization).encode(value)
 
 
 # The settings of a call, made once per distinct settings (making them costs as much as a

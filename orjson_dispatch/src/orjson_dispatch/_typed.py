@@ -2,8 +2,9 @@
 
 FastAPI validates the returned value against the declared type (`response_model` or the return
 annotation), then serializes the validated value with pydantic's `dump_json`. `TypedEncoder`
-does the same validation, always (it runs the model validators of a returned instance too), then
-writes the validated value with orjson and the declared type's class table (`_classes`), and with
+does the same validation (it runs the model validators of a returned instance too; an instance of
+a declared class that has none is what validation returns, and is not validated), then writes the
+validated value with orjson and the declared type's class table (`_classes`), and with
 `dump_json` where the type is not plain or orjson refuses a part of the value.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, PydanticUserError, TypeAdapter
 
-from orjson_dispatch._classes import Kept, Table, kept_for, kept_on, table
+from orjson_dispatch._classes import Kept, Table, kept_on, table
 from orjson_dispatch._diagnostics import logger
 from orjson_dispatch._options import DEFAULTS, Serialization, encode_option
 from orjson_dispatch._plans import NotPlainError, declared, writes_nan
@@ -30,7 +31,7 @@ from orjson_dispatch._results import (
     write,
 )
 
-__all__ = ["TypedEncoder", "encode_typed", "typed_encoder"]
+__all__ = ["KEPT_KEY", "TypedEncoder", "typed_encoder"]
 
 
 class TypedEncoder:
@@ -61,6 +62,7 @@ class TypedEncoder:
         "_annotation",
         "_built",
         "_dump_json",
+        "_passed",
         "_pydantic_json",
         "_root",
         "_serialization",
@@ -86,6 +88,7 @@ class TypedEncoder:
         self._built = False
         self._table: Table | None = None
         self._root: type[BaseModel] | None = None
+        self._passed = False
         self.left_to_pydantic: str | None = None
         self.encode: Callable[[Any], bytes] = self._first_encode
         self.serialize: Callable[[Any], bytes] = self._first_serialize
@@ -130,6 +133,7 @@ class TypedEncoder:
         roots = declared(schema, {}).models
         if isinstance(self._annotation, type) and issubclass(self._annotation, BaseModel):
             self._root = self._annotation
+            self._passed = _passes_instances(schema)
         return table(roots, self._serialization.by_alias)
 
     # Callers may hold these bound methods, made before the build: after it, each call reads the
@@ -148,6 +152,8 @@ class TypedEncoder:
     def _writer(self, validate: Callable[..., Any] | None) -> Callable[[Any], bytes]:
         """Return `encode` (with `validate`) or `serialize`, with what they read bound once."""
         found, dump_json, root = self._table, self._dump_json, self._root
+        # Validation returns an instance of the class itself as it is: not called for one.
+        passed = root if self._passed else None
         if found is None:
             if validate is None:
                 return dump_json
@@ -162,7 +168,7 @@ class TypedEncoder:
         as_root = found.entries[root] if root is not None else None
 
         def write_value(value: Any) -> bytes:
-            if validate is not None:
+            if validate is not None and type(value) is not passed:
                 value = validate(value, from_attributes=True)
             if type(value) is not root and as_root is not None:
                 value = as_root(value)
@@ -181,19 +187,6 @@ class TypedEncoder:
             return dump_json(value)
 
         return write_value
-
-
-def encode_typed(value: Any, annotation: Any, serialization: Serialization) -> bytes:
-    """Return `typed_encoder(annotation, serialization).encode(value)`.
-
-    A model of exactly its declared class under FastAPI's defaults, the common call, finds the
-    encoder through the instance (`kept_for`).
-    """
-    if type(value) is annotation and serialization is DEFAULTS and type(annotation) is _MODEL_CLASS:
-        found: TypedEncoder | None = kept_for(value, _DEFAULT_KEY)
-        if found is not None:
-            return found.encode(value)
-    return typed_encoder(annotation, serialization).encode(value)
 
 
 def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder:
@@ -217,15 +210,30 @@ def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder
 
 def _kept_encoder(held: Kept, serialization: Serialization) -> TypedEncoder:
     # FastAPI's defaults, the common call, by a key hashed in C.
-    key = _DEFAULT_KEY if serialization is DEFAULTS else ("typed", serialization)
+    key = KEPT_KEY if serialization is DEFAULTS else (KEPT_KEY, serialization)
     encoder: TypedEncoder | None = held.get(key)
     if encoder is None:
         encoder = held[key] = _typed_encoder(held.cls, "", serialization)
     return encoder
 
 
-_DEFAULT_KEY = "typed"
+KEPT_KEY = "typed"
+"""What a model class keeps its encoder of FastAPI's defaults under (`kept_on`)."""
 _MODEL_CLASS = type(BaseModel)  # pydantic's model metaclass
+
+
+def _passes_instances(schema: Any) -> bool:
+    """Tell whether validating by a model's `schema` returns an instance of the model as it is.
+
+    So it is with no model validator (one would wrap the model's schema) and instances not
+    revalidated (pydantic's default, `revalidate_instances="never"`).
+    """
+    if schema["type"] == "definitions":
+        schema = schema["schema"]
+    if schema["type"] != "model":
+        return False
+    never = schema.get("config", {}).get("revalidate_instances", "never")
+    return bool(schema.get("revalidate_instances", never) == "never")
 
 
 def _without_nan(dump_json: Callable[[Any], bytes], value: Any) -> bytes:
