@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import BackgroundTasks, Depends, Header, Query, Request, Response
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tests.orjson_dispatch.versions import NAN_AS_STRINGS
 
@@ -25,6 +25,31 @@ class Item(BaseModel):
 
 
 ITEM = Item(name="pen", price=1.5)
+
+
+class Public(BaseModel):
+    """Redacts its token, whatever the endpoint set it to."""
+
+    name: str
+    token: str = ""
+
+    @model_validator(mode="after")
+    def redact(self) -> Public:
+        self.token = "***"
+        return self
+
+
+class Wrapped(BaseModel):
+    """Upper-cases its name, whatever the endpoint set it to."""
+
+    name: str
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def upper(cls, value: Any, handler: Any) -> Wrapped:
+        model: Wrapped = handler(value)
+        model.name = model.name.upper()
+        return model
 
 
 class Account(BaseModel):

@@ -23,35 +23,12 @@ from pydantic import BaseModel, model_validator
 
 from tests.orjson_dispatch.apps import Twin, ask, declare
 from tests.orjson_dispatch.compare import assert_equivalent, assert_identical
-from tests.orjson_dispatch.samples import Envelope
+from tests.orjson_dispatch.samples import Envelope, Public, Wrapped
 from tests.orjson_dispatch.versions import FASTAPI_STREAMS, NEEDS_STREAMS
 
 pytestmark = pytest.mark.parametrize(
     "twin", [None, DispatchRoute], ids=["dispatch", "DispatchRoute"], indirect=True
 )
-
-
-class Public(BaseModel):
-    """Redacts its token, whatever the endpoint set it to."""
-
-    name: str
-    token: str = ""
-
-    @model_validator(mode="after")
-    def redact(self) -> Public:
-        self.token = "***"
-        return self
-
-
-class Wrapped(BaseModel):
-    name: str
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def upper(cls, value: Any, handler: Any) -> Wrapped:
-        model: Wrapped = handler(value)
-        model.name = model.name.upper()
-        return model
 
 
 class Ordered(BaseModel):

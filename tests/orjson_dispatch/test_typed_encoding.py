@@ -32,7 +32,6 @@ from pydantic import (
     TypeAdapter,
     computed_field,
     field_validator,
-    model_validator,
 )
 
 from orjson_dispatch import dispatch, dumps
@@ -62,7 +61,7 @@ from tests.orjson_dispatch.oracles import (
     same_json_or_held,
     typed_since_0130,
 )
-from tests.orjson_dispatch.samples import ITEM, Item, NanConstants
+from tests.orjson_dispatch.samples import ITEM, Item, NanConstants, Public, Wrapped
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.http_cases import (
     ENCODER_OPTIONS,
@@ -217,26 +216,6 @@ def test_decorator_options_match_route_options(
 # --- validation of a returned instance ------------------------------------------------------------
 
 
-class Redacted(BaseModel):
-    token: str = ""
-
-    @model_validator(mode="after")
-    def redact(self) -> "Redacted":
-        self.token = "***"
-        return self
-
-
-class Shouted(BaseModel):
-    word: str
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def shout(cls, value: Any, handler: Any) -> "Shouted":
-        model: Shouted = handler(value)
-        model.word = model.word.upper()
-        return model
-
-
 class Revalidated(BaseModel):
     model_config = ConfigDict(revalidate_instances="always")
     word: str
@@ -250,8 +229,8 @@ class Revalidated(BaseModel):
 @pytest.mark.parametrize(
     ("model", "data", "changed"),
     [
-        (Redacted, {}, {"token": "secret"}),
-        (Shouted, {"word": "w"}, {"word": "quiet"}),
+        (Public, {"name": "a"}, {"token": "secret"}),
+        (Wrapped, {"name": "w"}, {"name": "quiet"}),
         (Revalidated, {"word": "w"}, {"word": "quiet"}),
         (Item, {"name": "pen", "price": 1.5}, {}),  # validation passes the instance as it is
     ],
