@@ -1,4 +1,5 @@
-"""The hypothesis profiles, and the figures of FastAPI's suite runs, for every test.
+"""The hypothesis profiles, the garbage collector's settings and the figures of FastAPI's suite
+runs, for every test.
 
 The hypothesis profiles (``hypothesis_runs.py``) are registered and loaded here, once for the
 whole tree. The long tests run first, dealt among pytest-xdist's workers
@@ -19,6 +20,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+# Once collected, the tests' objects are frozen out of the garbage collector, and full
+# collections are put off (gc_plugin.py, shared with FastAPI's suite runs).
+pytest_plugins = ["tests.fastapi_suite.gc_plugin"]
 
 # The uvicorn floor environment (tests/uvicorn_keepalive/test_floor.py) runs server tests
 # without hypothesis, which only the property tests need.

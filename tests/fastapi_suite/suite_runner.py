@@ -68,7 +68,8 @@ class Run:
 def command(mode: str | None, pytest_args: list[str]) -> list[str]:
     """The pytest command line run in the suite's directory (`mode` None: the baseline)."""
     suite = fastapi_tests()
-    plugins = ["-p", "outcome_plugin"] + ([] if mode is None else ["-p", "dispatch_plugin"])
+    plugins = ["-p", "outcome_plugin", "-p", "gc_plugin"]
+    plugins += [] if mode is None else ["-p", "dispatch_plugin"]
     # Faker's pytest plugin, where an environment has it, is none of FastAPI's test
     # dependencies; loading it cost each run about a second of CPU.
     plugins += ["-p", "no:faker"]
