@@ -127,7 +127,8 @@ def check_suite(mode: str, summary: list[str]) -> None:
     if unexpected:
         pytest.fail(
             f"{len(unexpected)} of FastAPI's tests pass without orjson-dispatch and fail with "
-            f"it ({mode} mode):\n{report}",
+            f"it ({mode} mode):\n{report}\n(for the messages of the failing asserts, run them "
+            f"by hand: .venv/bin/python tests/fastapi_suite/suite_runner.py --mode {mode} ID...)",
             pytrace=False,
         )
     assert through.routes[{"dispatch": "wrapped", "route": "DispatchRoute"}[mode]] > 0.9 * sum(
