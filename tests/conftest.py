@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-# Once collected, the tests' objects are frozen out of the garbage collector, and full
-# collections are put off (gc_plugin.py, shared with FastAPI's suite runs).
+# The garbage collector's full collections are put off (gc_plugin.py, shared with FastAPI's
+# suite runs).
 pytest_plugins = ["tests.fastapi_suite.gc_plugin"]
 
 # The uvicorn floor environment (tests/uvicorn_keepalive/test_floor.py) runs server tests
