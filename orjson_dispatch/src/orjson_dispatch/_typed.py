@@ -152,7 +152,8 @@ class TypedEncoder:
     def _writer(self, validate: Callable[..., Any] | None) -> Callable[[Any], bytes]:
         """Return `encode` (with `validate`) or `serialize`, with what they read bound once."""
         found, dump_json, root = self._table, self._dump_json, self._root
-        # Validation returns an instance of the class itself as it is: not called for one.
+        # Where validation returns an instance of the declared class as it is
+        # (`_passes_instances`), it is not called for one.
         passed = root if self._passed else None
         if found is None:
             if validate is None:
