@@ -39,52 +39,44 @@ def _starlette_json(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
-Pairs = list[tuple[Any, Any]]  # each body as a model and its ready dict
+Encode = Callable[[list[Any], list[Any]], list[Any]]  # the bodies as models and as ready dicts
 
 
-def approaches(cls: type[BaseModel]) -> dict[str, tuple[str, Callable[[Pairs], list[Any]]]]:
-    """Return the approaches for models of ``cls``: name to label and ``encode(pairs)``.
+def approaches(cls: type[BaseModel]) -> dict[str, tuple[str, Encode]]:
+    """Return the approaches for models of ``cls``: name to label and ``encode(models, dicts)``.
 
-    Each encodes every body of ``pairs`` in a loop of its own, the call written out in it: a
-    function called per body would add its own call to every approach's time.
+    Each encodes every body in a loop of its own, the call written out in it: a function called
+    per body would add its own call to every approach's time.
     """
     adapter: TypeAdapter[Any] = TypeAdapter(cls)
-    validate, dump_json = adapter.validate_python, adapter.dump_json
+    validate, dump = adapter.validate_python, adapter.dump_json
     return {
         HELPER: (
             'orjson.dumps(m.model_dump(mode="json", by_alias=True)) (the helper)',
-            lambda pairs: [
-                orjson.dumps(m.model_dump(mode="json", by_alias=True)) for m, _ in pairs
-            ],
+            lambda ms, ds: [orjson.dumps(m.model_dump(mode="json", by_alias=True)) for m in ms],
         ),
-        "dumps-untyped": ("orjson_dispatch.dumps(m)", lambda pairs: [dumps(m) for m, _ in pairs]),
+        "dumps-untyped": ("orjson_dispatch.dumps(m)", lambda ms, ds: [dumps(m) for m in ms]),
         "dumps-typed": (
             f"orjson_dispatch.dumps(m, response_model={cls.__name__})",
-            lambda pairs: [dumps(m, response_model=cls) for m, _ in pairs],
+            lambda ms, ds: [dumps(m, response_model=cls) for m in ms],
         ),
         "model-dump-json": (
             "m.model_dump_json(by_alias=True)",
-            lambda pairs: [m.model_dump_json(by_alias=True) for m, _ in pairs],
+            lambda ms, ds: [m.model_dump_json(by_alias=True) for m in ms],
         ),
         "typeadapter": (
             "TypeAdapter.validate_python + dump_json (FastAPI typed)",
-            lambda pairs: [
-                dump_json(validate(m, from_attributes=True), by_alias=True) for m, _ in pairs
-            ],
+            lambda ms, ds: [dump(validate(m, from_attributes=True), by_alias=True) for m in ms],
         ),
         "jsonable-encoder": (
             "jsonable_encoder + json.dumps (FastAPI untyped)",
-            lambda pairs: [_starlette_json(jsonable_encoder(m)) for m, _ in pairs],
+            lambda ms, ds: [_starlette_json(jsonable_encoder(m)) for m in ms],
         ),
         "msgspec-dict": (
             "msgspec.json.encode(d) on the ready dict (peer)",
-            lambda pairs: [msgspec.json.encode(d) for _, d in pairs],
+            lambda ms, ds: [msgspec.json.encode(d) for d in ds],
         ),
     }
-
-
-def _limit(pairs: Pairs) -> list[Any]:
-    return [orjson.dumps(d) for _, d in pairs]
 
 
 def _batch(encode: Callable[[], Any], loops: int) -> float:
@@ -111,12 +103,12 @@ def measure_body(name: str, built: Built, rounds: int, min_time: float) -> list[
     """
     cls, make = IN_PROCESS[name]
     models = [build(cls, data, built) for data in make()]
-    pairs = [(model, model.model_dump(mode="json", by_alias=True)) for model in models]
+    dicts = [model.model_dump(mode="json", by_alias=True) for model in models]
     # A small body list is repeated, for the call of each pass not to weigh on its time.
-    copies = min(64, max(1, PASS_BYTES // sum(map(len, _limit(pairs)))))
-    pairs *= copies
-    runs = {k: functools.partial(e, pairs) for k, (_, e) in approaches(cls).items()}
-    limit = functools.partial(_limit, pairs)
+    copies = min(64, max(1, PASS_BYTES // sum(len(orjson.dumps(d)) for d in dicts)))
+    models, dicts = models * copies, dicts * copies
+    runs = {k: functools.partial(e, models, dicts) for k, (_, e) in approaches(cls).items()}
+    limit = functools.partial(lambda ds: [orjson.dumps(d) for d in ds], dicts)
     for key, encode in runs.items():
         if list(map(orjson.loads, encode())) != list(map(orjson.loads, limit())):
             raise AssertionError(f"{key} encodes {name} ({built}) differently from the limit")
