@@ -203,17 +203,6 @@ def _no_more_keys(ours: Any, theirs: Any) -> bool:
     return True
 
 
-TIER_THREE: dict[str, Callable[[], Any]] = {
-    "a subclass given to model_construct": lambda: Holder.model_construct(one=Child()),
-    "a dict at a model position": lambda: Holder.model_construct(many=[{"a": 1, "b": 2}]),
-    "a str at a model position": lambda: Holder.model_construct(either="text"),
-    "a key put into __dict__": lambda: _with_key(Base(), "hidden", 1),
-    "a cached_property's value beside a missing field": lambda: _read_hidden(
-        CachedHidden.model_construct(a=1)
-    ),
-}
-
-
 class CachedHidden(BaseModel):
     """As many keys as fields in `__dict__` once read: the field `b` missing, `hidden` cached."""
 
@@ -224,6 +213,15 @@ class CachedHidden(BaseModel):
     @functools.cached_property
     def hidden(self) -> str:
         return "s3cret"
+
+
+class Pair(BaseModel):
+    a: int
+    b: int
+
+
+class HiddenPair(Pair):
+    hidden: str = "s3cret"
 
 
 def _read_hidden(model: CachedHidden) -> CachedHidden:
@@ -237,15 +235,34 @@ def _with_key(model: BaseModel, key: str, value: Any) -> BaseModel:
     return model
 
 
+TIER_THREE: dict[str, tuple[type[BaseModel], Callable[[], Any]]] = {
+    "a subclass given to model_construct": (Holder, lambda: Holder.model_construct(one=Child())),
+    "a dict at a model position": (
+        Holder,
+        lambda: Holder.model_construct(many=[{"a": 1, "b": 2}]),
+    ),
+    "a str at a model position": (Holder, lambda: Holder.model_construct(either="text")),
+    "a key put into __dict__": (Base, lambda: _with_key(Base(), "hidden", 1)),
+    "a cached_property's value beside a missing field": (
+        CachedHidden,
+        lambda: _read_hidden(CachedHidden.model_construct(a=1)),
+    ),
+    # As many keys in `__dict__` as the declared class has fields: its own in place of `b`.
+    "a subclass missing a field of the declared class": (
+        Pair,
+        lambda: HiddenPair.model_construct(a=1),
+    ),
+    "a subclass missing a declared field, in a list": (
+        list[Pair],
+        lambda: [HiddenPair.model_construct(a=1)],
+    ),
+}
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic warns of the unexpected values
 @pytest.mark.parametrize("name", TIER_THREE)
 def test_a_value_validation_does_not_produce_never_sends_more_keys(name: str) -> None:
-    make = TIER_THREE[name]
-    declared: type[BaseModel] = Holder
-    if name == "a key put into __dict__":
-        declared = Base
-    elif name.startswith("a cached_property"):
-        declared = CachedHidden
+    declared, make = TIER_THREE[name]
     theirs = json.loads(fastapi_typed(declared, make()))
     ours = dumps(make(), response_model=declared)
     assert _no_more_keys(json.loads(ours), theirs)

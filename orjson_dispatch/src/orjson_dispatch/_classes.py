@@ -239,24 +239,35 @@ def _entry(found: Plan, untyped: bool) -> Entry:
     repeated = whole_model if untyped else _whole_json(found.cls, found.by_alias)
     if found.whole:
         return whole_model
-    fields = dict.fromkeys(found.fields).keys()
+    fields, size = dict.fromkeys(found.fields).keys(), len(found.fields)
+    # Exactly the fields: counted as `default` counts them (see its comment) for an instance of
+    # the class itself, else compared: a subclass instance holds its own fields too, a
+    # `cached_property` its value.
+    counted = None if found.cached else found.cls
     keys = found.keys
     converted = [(name, keys[name], convert) for name, convert in found.converted.items()]
     extras = found.extras
-    # The instance's own dict, where validation made it: its keys exactly the fields.
-    as_held = not converted and keys == {name: name for name in found.fields}
+    # Every field written under its name: a `__dict__` holding exactly the fields is copied, or
+    # written itself where no field is converted and no extra field is set.
+    own_names = keys == {name: name for name in found.fields}
 
     def entry(model: Any) -> Any:
         held = model.__dict__
         extra = model.__pydantic_extra__ if extras else None
-        if as_held and not extra and held.keys() == fields:
-            return held
-        out = {keys[name]: value for name, value in held.items() if name in keys}
+        exactly = len(held) == size if type(model) is counted else held.keys() == fields
+        if own_names and exactly:
+            if not converted and not extra:
+                return held
+            out = dict(held)
+        else:
+            out = {keys[name]: value for name, value in held.items() if name in keys}
         for name, key, convert in converted:
             if name in held:
                 out[key] = once(model, name, convert, held[name])
         if extra:
-            if not extra.keys().isdisjoint(out):
+            # Iterating over the extra fields, the fewer (`isdisjoint` iterates over its
+            # argument unless it is a set).
+            if not out.keys().isdisjoint(extra):
                 return repeated(model)
             out.update(extra)
         return out

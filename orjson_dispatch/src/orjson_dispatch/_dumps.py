@@ -67,12 +67,18 @@ def dumps(
     """
     if (
         by_alias
-        and not (exclude_unset or exclude_defaults or exclude_none)
         and include is None
         and exclude is None
         and option is None
+        and not (exclude_unset or exclude_defaults or exclude_none)
     ):
-        serialization = DEFAULTS  # the common call: no settings to build and hash
+        # FastAPI's defaults, the common call: no settings to build and hash. A model of exactly
+        # its declared class finds its encoder through the instance (`kept_for`).
+        if type(value) is response_model:
+            found: TypedEncoder | None = kept_for(value, KEPT_KEY)
+            if found is not None:
+                return found.encode(value)
+        serialization = DEFAULTS
     else:
         serialization = _serialization(
             by_alias,
@@ -87,12 +93,6 @@ def dumps(
     # is a tenth of a small model's time.
     if response_model is UNTYPED:
         return encode_untyped(value, serialization)
-    # A model of exactly its declared class under FastAPI's defaults, the common call: the
-    # encoder its class keeps, found through the instance (`kept_for`).
-    if type(value) is response_model and serialization is DEFAULTS:
-        found: TypedEncoder | None = kept_for(value, KEPT_KEY)
-        if found is not None:
-            return found.encode(value)
     return typed_encoder(response_model, serialization).encode(value)
 
 

@@ -152,9 +152,6 @@ class TypedEncoder:
     def _writer(self, validate: Callable[..., Any] | None) -> Callable[[Any], bytes]:
         """Return `encode` (with `validate`) or `serialize`, with what they read bound once."""
         found, dump_json, root = self._table, self._dump_json, self._root
-        # Where validation returns an instance of the declared class as it is
-        # (`_passes_instances`), it is not called for one.
-        passed = root if self._passed else None
         if found is None:
             if validate is None:
                 return dump_json
@@ -167,27 +164,45 @@ class TypedEncoder:
         # A subclass instance at the root, which validation passes through: written as the
         # declared class, as pydantic writes it.
         as_root = found.entries[root] if root is not None else None
+        # Where validation returns an instance of the declared class as it is
+        # (`_passes_instances`), it is not called for one.
+        passed = root if self._passed else None
+        # The class whose instances are written as they are (None: no value's class is None).
+        ready = root if validate is None else passed
 
-        def write_value(value: Any) -> bytes:
+        def prepared(value: Any) -> Any:
             if validate is not None and type(value) is not passed:
                 value = validate(value, from_attributes=True)
-            if type(value) is not root and as_root is not None:
-                value = as_root(value)
+            return value if type(value) is root or as_root is None else as_root(value)
+
+        def refused(value: Any, error: TypeError) -> bytes:
+            # What orjson refused: written exactly (`rewrite`), by pydantic where orjson refuses
+            # it even so (a lone surrogate, a model with `ser_json_*` settings...).
             try:
                 try:
-                    if user_code:
-                        return write(value, default, option, True)
-                    try:
-                        return orjson.dumps(value, default=default, option=option)
-                    except TypeError as error:
-                        return rewrite(value, default, option, error)
+                    return rewrite(value, default, option, error)
                 except KeepResultsError:  # a model met at an `Any` position runs user code
                     return keeping_results(lambda: write(value, default, option, True))
             except TypeError:
-                pass  # a lone surrogate, a model with `ser_json_*` settings...: pydantic decides
-            return dump_json(value)
+                return dump_json(value)
 
-        return write_value
+        def write_value(value: Any) -> bytes:
+            if type(value) is not ready:
+                value = prepared(value)
+            try:
+                return orjson.dumps(value, default=default, option=option)
+            except TypeError as error:
+                return refused(value, error)
+
+        def write_running_user_code(value: Any) -> bytes:
+            if type(value) is not ready:
+                value = prepared(value)
+            try:
+                return write(value, default, option, True)
+            except TypeError:
+                return dump_json(value)
+
+        return write_running_user_code if user_code else write_value
 
 
 def typed_encoder(annotation: Any, serialization: Serialization) -> TypedEncoder:
