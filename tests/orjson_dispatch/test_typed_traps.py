@@ -60,6 +60,13 @@ class Holder(BaseModel):
     either: Base | int | None = None
 
 
+class Both(BaseModel):
+    """A class and its subclass in one table: the field declaring the parent is pydantic's."""
+
+    parent: Base | int = 0
+    child: Child | None = None
+
+
 class Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     name: str = Field("x", serialization_alias="label")
@@ -135,6 +142,11 @@ TRAPS: dict[str, tuple[Any, Callable[[], Any]]] = {
     "subclass in a list": (Holder, lambda: Holder(many=[Base(), Child()])),
     "subclass in a union": (Holder, lambda: Holder(either=Child())),
     "subclass at the root": (Base, Child),
+    "subclass where a table holds it and its parent": (
+        Both,
+        lambda: Both(parent=Child(), child=Child()),
+    ),
+    "a number where a table holds a class and its subclass": (Both, lambda: Both(parent=5)),
     "subclass in a list at the root": (list[Base], lambda: [Child(), Base()]),
     "model_construct with a field missing": (Base, lambda: Base.model_construct(_fields_set=set())),
     "extras of every kind": (

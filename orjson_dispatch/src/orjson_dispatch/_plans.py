@@ -222,11 +222,27 @@ class Plan:
         return frozenset().union(*self.declared.values())
 
     def converting(self, names: frozenset[str]) -> Plan:
-        """Return this plan with the fields `names` converted by pydantic too."""
+        """Return this plan with the plain fields `names` converted by pydantic too.
+
+        For the models they hold: a value of one of JSON's own types is written as held.
+        """
         assert self._serializer is not None
-        converted = {**self.converted, **{name: self._serializer(name) for name in names}}
+        converting = {name: _models_only(self._serializer(name)) for name in names}
+        converted = {**self.converted, **converting}
         declared = {name: models for name, models in self.declared.items() if name not in names}
         return dataclasses.replace(self, converted=converted, declared=declared)
+
+
+def _models_only(convert: Convert) -> Convert:
+    def scalars_as_held(value: Any) -> Any:
+        return value if type(value) in _JSON_TYPES else convert(value)
+
+    return scalars_as_held
+
+
+# What orjson writes as pydantic writes it, in a plain field (the exact classes: a subclass of
+# str, an enum member, may be written otherwise).
+_JSON_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
 def whole(cls: type[BaseModel], by_alias: bool, why: str) -> Plan:
