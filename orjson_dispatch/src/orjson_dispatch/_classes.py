@@ -328,22 +328,12 @@ _SCALARS = (
 def json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], bytes]:
     """Return the function writing an instance of exactly `cls` as `jsonable_encoder` has it.
 
-    The JSON of `model.model_dump(mode="json", by_alias=...)`, NaN written null. Kept on `cls`:
-    what a call would otherwise look up on the class each time, at a tenth of a small model's
-    time per read (pydantic's metaclass answers class attributes in Python), is bound once.
-    The function raises `KeepResultsError` where the class runs user code and results are not
-    kept: FastAPI's untyped path keeps them for the whole call, which may write the value again
+    The JSON of `model.model_dump(mode="json", by_alias=...)`, NaN written null, with what a
+    call would otherwise look up on the class bound once (the caller keeps it). The function
+    raises `KeepResultsError` where the class runs user code and results are not kept:
+    FastAPI's untyped path keeps them for the whole call, which may write the value again
     (`_untyped`).
     """
-    kept_here = kept_on(cls)
-    key = "json" if by_alias else "json by name"
-    found: Callable[[BaseModel], bytes] | None = kept_here.get(key)
-    if found is None:
-        found = kept_here[key] = _json_writer(cls, by_alias)
-    return found
-
-
-def _json_writer(cls: type[BaseModel], by_alias: bool) -> Callable[[BaseModel], bytes]:
     own = class_table(cls, by_alias, untyped=True)
     if own is None:
         return functools.partial(_pydantic_json, by_alias=by_alias)
