@@ -247,7 +247,7 @@ def _with_key(model: BaseModel, key: str, value: Any) -> BaseModel:
     return model
 
 
-TIER_THREE: dict[str, tuple[type[BaseModel], Callable[[], Any]]] = {
+TIER_THREE: dict[str, tuple[Any, Callable[[], Any]]] = {
     "a subclass given to model_construct": (Holder, lambda: Holder.model_construct(one=Child())),
     "a dict at a model position": (
         Holder,
