@@ -67,6 +67,11 @@ class Both(BaseModel):
     child: Child | None = None
 
 
+class Renamed(BaseModel):
+    name: str = Field(serialization_alias="label")
+    size: int
+
+
 class Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
     name: str = Field("x", serialization_alias="label")
@@ -149,6 +154,11 @@ TRAPS: dict[str, tuple[Any, Callable[[], Any]]] = {
     "a number where a table holds a class and its subclass": (Both, lambda: Both(parent=5)),
     "subclass in a list at the root": (list[Base], lambda: [Child(), Base()]),
     "model_construct with a field missing": (Base, lambda: Base.model_construct(_fields_set=set())),
+    "a renamed class built by model_construct with a field missing": (
+        Renamed,
+        lambda: Renamed.model_construct(size=1),
+    ),
+    "a renamed class": (Renamed, lambda: Renamed(name="n", size=1)),
     "extras of every kind": (
         Open,
         lambda: Open.model_validate(
@@ -258,6 +268,10 @@ TIER_THREE: dict[str, tuple[Any, Callable[[], Any]]] = {
     "a cached_property's value beside a missing field": (
         CachedHidden,
         lambda: _read_hidden(CachedHidden.model_construct(a=1)),
+    ),
+    "a renamed class missing a field, a key put in": (
+        Renamed,
+        lambda: _with_key(Renamed.model_construct(size=1), "hidden", 1),
     ),
     # As many keys in `__dict__` as the declared class has fields: its own in place of `b`.
     "a subclass missing a field of the declared class": (

@@ -29,7 +29,7 @@ import decimal
 import enum
 import functools
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import orjson
@@ -248,19 +248,26 @@ def _entry(found: Plan, untyped: bool) -> Entry:
     converted = [(name, keys[name], convert) for name, convert in found.converted.items()]
     extras = found.extras
     # Every field written under its name: a `__dict__` holding exactly the fields is copied, or
-    # written itself where no field is converted and no extra field is set.
+    # written itself where no field is converted and no extra field is set; else renamed.
     own_names = keys == {name: name for name in found.fields}
+    renamed = _renaming(keys)
 
     def entry(model: Any) -> Any:
         held = model.__dict__
         extra = model.__pydantic_extra__ if extras else None
         exactly = len(held) == size if type(model) is counted else held.keys() == fields
-        if own_names and exactly:
+        out: dict[str, Any] | None
+        if exactly and own_names:
             if not converted and not extra:
                 return held
             out = dict(held)
         else:
-            out = {keys[name]: value for name, value in held.items() if name in keys}
+            try:
+                out = renamed(held) if exactly else None
+            except KeyError:  # a field missing, a key put in beside the fields
+                out = None
+            if out is None:
+                out = {keys[name]: value for name, value in held.items() if name in keys}
         for name, key, convert in converted:
             if name in held:
                 out[key] = once(model, name, convert, held[name])
@@ -273,6 +280,18 @@ def _entry(found: Plan, untyped: bool) -> Entry:
         return out
 
     return entry
+
+
+def _renaming(keys: Mapping[str, str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Return the function of a `__dict__` returning its fields `keys` names, under their keys.
+
+    In the order of `keys`, the fields' (as validation and `construct` fill `__dict__`); it
+    raises KeyError where a field is missing. A dict display compiled for the class: a
+    comprehension over `__dict__` takes twice as long.
+    """
+    items = ", ".join(f"{key!r}: held[{name!r}]" for name, key in keys.items())
+    renamed: Callable[[dict[str, Any]], dict[str, Any]] = eval(f"lambda held: {{{items}}}")
+    return renamed
 
 
 def _stranger(
