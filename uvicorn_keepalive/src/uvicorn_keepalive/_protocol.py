@@ -13,7 +13,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol as _UvicornH11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from uvicorn_keepalive._settings import Fields, KeepaliveSettings, environment, logger, resolve
-from uvicorn_keepalive._socket import apply, is_tcp, plan
+from uvicorn_keepalive._socket import Plan, apply, is_tcp, plan
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -24,24 +24,26 @@ Given = KeepaliveSettings | None  # protocol()'s positional settings, as Keepali
 Http = str | type[asyncio.Protocol]  # what uvicorn.Config takes as http=
 
 
-@functools.cache
-def announce(settings: KeepaliveSettings) -> None:
-    # Said at a first connection, where the server has set logging up; once per settings.
-    logger.info("TCP keepalive: %s", settings)
-
-
 class _Keepalive(asyncio.Protocol):
     keepalive: ClassVar[KeepaliveSettings]
+    _plan: ClassVar[Plan]
+    _announced: ClassVar[bool]
+
+    @classmethod
+    def _use(cls, settings: KeepaliveSettings) -> None:
+        cls.keepalive, cls._plan, cls._announced = settings, plan(settings), False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Apply the settings to the transport's TCP socket, then let uvicorn proceed."""
         sock = transport.get_extra_info("socket")
         if sock is not None and is_tcp(transport.get_extra_info("sockname")):
             try:
-                apply(sock, plan(self.keepalive))
+                apply(sock, self._plan)
             except Exception:  # never let the options break a connection
                 logger.exception("TCP keepalive: unexpected failure, connection served without")
-            announce(self.keepalive)
+            if not self._announced:  # said here, where logging is set up, and set once
+                logger.info("TCP keepalive: %s", self.keepalive)
+                type(self)._announced = True
         super().connection_made(transport)
 
 
@@ -66,8 +68,10 @@ Protocol.__module__ = H11Protocol.__module__ = "uvicorn_keepalive"
 @functools.cache
 def _subclass(base: type[_Keepalive], settings: KeepaliveSettings) -> type[_Keepalive]:
     # Named after its settings, and pickled by reference to that name, which `named` reads.
-    namespace = {"__doc__": base.__doc__, "__module__": "uvicorn_keepalive", "keepalive": settings}
-    return type(f"{base.__name__}({settings})", (base,), namespace)
+    namespace = {"__doc__": base.__doc__, "__module__": "uvicorn_keepalive"}
+    cls: type[_Keepalive] = type(f"{base.__name__}({settings})", (base,), namespace)
+    cls._use(settings)
+    return cls
 
 
 def named(name: str) -> type[_Keepalive]:
@@ -82,7 +86,7 @@ def named(name: str) -> type[_Keepalive]:
         return _subclass(PUBLIC[base], settings)
     if "keepalive" not in vars(PUBLIC[base]):
         try:
-            PUBLIC[base].keepalive = environment()
+            PUBLIC[base]._use(environment())
         except ValueError as exc:
             logger.error("%s", exc)
             raise SystemExit(STARTUP_FAILURE) from None
