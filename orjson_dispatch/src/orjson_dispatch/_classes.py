@@ -18,8 +18,7 @@ fields), a subclass instance could be meant as either class: the value is writte
 (`AmbiguousClassError`), unless user code already ran for it, when it is written as the
 declared class, never with more fields than pydantic writes.
 
-Tables of one class live in that class's `__dict__` (never inherited), so that a class created
-per request is collected with its table: a registry keyed by class would keep every class alive.
+Tables of one class are kept on that class (`_kept`).
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
+from orjson_dispatch._kept import kept_on
 from orjson_dispatch._options import encode_option
 from orjson_dispatch._plans import IncompleteError, NotPlainError, Plan, plan, whole
 from orjson_dispatch._results import (
@@ -52,16 +52,7 @@ from orjson_dispatch._results import (
     write,
 )
 
-__all__ = [
-    "Kept",
-    "Table",
-    "class_table",
-    "json_writer",
-    "kept_for",
-    "kept_on",
-    "model_python",
-    "table",
-]
+__all__ = ["Table", "class_table", "json_writer", "model_python", "table"]
 
 Entry = Callable[[Any], Any]
 """Returns what orjson writes for an instance: a dict, or pydantic's conversion of it."""
@@ -169,55 +160,6 @@ def class_table(cls: type[BaseModel], by_alias: bool, *, untyped: bool = False) 
             kept_here[key] = None
     found: Table | None = kept_here[key]
     return found
-
-
-class Kept(dict[Any, Any]):
-    """What is kept on one model class (`kept_on`), by key.
-
-    A type of its own, which no value read from a request (an extra field) can be.
-
-    Attributes:
-        cls: The class it is kept on.
-    """
-
-    __slots__ = ("cls",)
-
-    def __init__(self, cls: type[BaseModel]) -> None:
-        super().__init__()
-        self.cls = cls
-
-
-def kept_on(cls: type[BaseModel]) -> Kept:
-    """Return what is kept on `cls` itself, never what a parent class keeps.
-
-    Read as an attribute (the type's attribute cache: `cls.__dict__` costs four times more), and
-    marked with its class, for a subclass not to read, and keep alive, its parent's.
-    """
-    held = getattr(cls, _KEPT, None)
-    if type(held) is not Kept or held.cls is not cls:
-        held = Kept(cls)
-        type.__setattr__(cls, _KEPT, held)
-    return held
-
-
-def kept_for(value: Any, key: Any, missing: Any = None) -> Any:
-    """Return what the class of `value` keeps under `key` (`kept_on`), else `missing`.
-
-    Read through the instance: a third of the time of a read on a model class, which pydantic's
-    metaclass answers through Python (`ModelMetaclass.__getattr__`). Before the class keeps
-    anything, a model's read falls back to its extra fields, which no `Kept` is, or to the
-    class's own `__getattr__`, whatever it returns or raises.
-    """
-    try:
-        held = getattr(value, _KEPT, None)
-    except Exception:  # a class's own `__getattr__`, before the class keeps anything
-        return missing
-    if type(held) is Kept and held.cls is type(value):
-        return held.get(key, missing)
-    return missing
-
-
-_KEPT = "__orjson_dispatch__"
 
 
 def _class_entry(found: Plan, by_alias: bool, untyped: bool) -> Entry:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from orjson_dispatch._classes import kept_for
 from orjson_dispatch._encoders import UNTYPED
+from orjson_dispatch._kept import kept_for
 from orjson_dispatch._options import DEFAULTS, Serialization, check_format_option, freeze
 from orjson_dispatch._typed import KEPT_KEY, TypedEncoder, typed_encoder
 from orjson_dispatch._untyped import encode_untyped

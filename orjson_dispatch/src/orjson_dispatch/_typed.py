@@ -18,8 +18,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, PydanticUserError, TypeAdapter
 
-from orjson_dispatch._classes import Kept, Table, kept_on, table
+from orjson_dispatch._classes import Table, table
 from orjson_dispatch._diagnostics import logger
+from orjson_dispatch._kept import Kept, kept_on
 from orjson_dispatch._options import DEFAULTS, Serialization, encode_option
 from orjson_dispatch._plans import NotPlainError, declared, writes_nan
 from orjson_dispatch._results import (

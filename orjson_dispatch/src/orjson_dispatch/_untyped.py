@@ -23,7 +23,8 @@ from uuid import UUID
 import orjson
 from pydantic import BaseModel
 
-from orjson_dispatch._classes import class_table, json_writer, kept_for, kept_on, model_python
+from orjson_dispatch._classes import class_table, json_writer, model_python
+from orjson_dispatch._kept import kept_for, kept_on
 from orjson_dispatch._leaves import ENCODERS_BY_TYPE, SEQUENCES, UUID_ENCODER, jsonable_leaf
 from orjson_dispatch._options import Serialization, encode_option, thaw
 from orjson_dispatch._results import (
