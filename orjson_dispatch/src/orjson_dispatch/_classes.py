@@ -225,12 +225,13 @@ def _entry(found: Plan, untyped: bool) -> Entry:
 
 
 def _renaming(keys: Mapping[str, str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """Return the function of a `__dict__` returning its fields `keys` names, under their keys.
+    """Return a function taking a `__dict__` to the fields `keys` names, each under its key.
 
-    In the order of `keys`, the fields' (as validation and `construct` fill `__dict__`); it
-    raises KeyError where a field is missing. A dict display compiled for the class: a
-    comprehension over `__dict__` takes twice as long.
+    In the order of `keys`, the fields' order (in which validation and `construct` fill
+    `__dict__`); it raises KeyError where a field is missing. A dict display compiled for the
+    class: a comprehension over `__dict__` takes twice as long.
     """
+    # Every name and key is written as a str literal (`repr`): no text of the class is code.
     items = ", ".join(f"{key!r}: held[{name!r}]" for name, key in keys.items())
     renamed: Callable[[dict[str, Any]], dict[str, Any]] = eval(f"lambda held: {{{items}}}")
     return renamed
