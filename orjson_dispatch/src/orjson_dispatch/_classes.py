@@ -231,8 +231,10 @@ def _renaming(keys: Mapping[str, str]) -> Callable[[dict[str, Any]], dict[str, A
     `__dict__`); it raises KeyError where a field is missing. A dict display compiled for the
     class: a comprehension over `__dict__` takes twice as long.
     """
-    # Every name and key is written as a str literal (`repr`): no text of the class is code.
-    items = ", ".join(f"{key!r}: held[{name!r}]" for name, key in keys.items())
+    # Every name and key is written as a str literal (str's own `repr`, which a subclass of str
+    # does not change): no text of the class becomes code.
+    literal = str.__repr__
+    items = ", ".join(f"{literal(key)}: held[{literal(name)}]" for name, key in keys.items())
     renamed: Callable[[dict[str, Any]], dict[str, Any]] = eval(f"lambda held: {{{items}}}")
     return renamed
 
