@@ -192,7 +192,7 @@ def _entry(found: Plan, untyped: bool) -> Entry:
     # Every field written under its name: a `__dict__` holding exactly the fields is copied, or
     # written itself where no field is converted and no extra field is set; else renamed.
     own_names = keys == {name: name for name in found.fields}
-    renamed = _renaming(keys)
+    renamed = None if own_names else _renaming(keys)
 
     def entry(model: Any) -> Any:
         held = model.__dict__
@@ -205,7 +205,7 @@ def _entry(found: Plan, untyped: bool) -> Entry:
             out = dict(held)
         else:
             try:
-                out = renamed(held) if exactly else None
+                out = renamed(held) if renamed is not None and exactly else None
             except KeyError:  # a field missing, a key put in beside the fields
                 out = None
             if out is None:
