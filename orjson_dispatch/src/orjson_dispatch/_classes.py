@@ -191,7 +191,7 @@ def _entry(found: Plan, untyped: bool) -> Entry:
     extras = found.extras
     # Every field written under its name: a `__dict__` holding exactly the fields is copied, or
     # written itself where no field is converted and no extra field is set; else renamed.
-    own_names = keys == {name: name for name in found.fields}
+    own_names = found.own_names
     renamed = None if own_names else _renaming(keys)
 
     def entry(model: Any) -> Any:

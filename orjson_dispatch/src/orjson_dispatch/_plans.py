@@ -208,13 +208,14 @@ class Plan:
     _serializer: Callable[[str], Convert] | None = dataclasses.field(default=None, repr=False)
 
     @property
+    def own_names(self) -> bool:
+        """Every field is written, under its own name."""
+        return self.keys == {name: name for name in self.fields}
+
+    @property
     def as_held(self) -> bool:
         """An instance whose `__dict__` holds exactly the fields is written as that dict."""
-        return (
-            not self.whole
-            and not self.converted
-            and self.keys == {name: name for name in self.fields}
-        )
+        return not self.whole and not self.converted and self.own_names
 
     @property
     def models(self) -> frozenset[type[BaseModel]]:
