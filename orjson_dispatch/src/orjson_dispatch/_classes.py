@@ -131,10 +131,11 @@ def table(
     def default(value: Any) -> Any:
         cls = type(value)
         size = size_of(cls)
-        # As many keys as fields, as validation and `construct` leave `__dict__` (not a missing
-        # field): the instance's own dict. Comparing the keys themselves would cost a model's
-        # time again; a key is put into `__dict__` beside the fields only behind pydantic's
-        # back, or by a `cached_property` (such classes compare their keys, in their entry).
+        # As many keys as fields, as validation and `construct` leave `__dict__`: the instance's
+        # own dict. Comparing the keys themselves would cost a model's time again; a key is put
+        # into `__dict__` beside the fields only behind pydantic's back, or by a
+        # `cached_property` (such classes compare their keys, in their entry). So an instance
+        # missing a field and holding such a key is written as held (the docs' one exception).
         # Extra fields are a model's attribute, None where they are not allowed.
         if size is not None:
             held = value.__dict__
