@@ -285,8 +285,27 @@ TIER_THREE: dict[str, tuple[Any, Callable[[], Any]]] = {
 }
 
 
+# The encoding rules' one exception (docs/dispatch.md): a field missing and a key put in leave
+# as many keys as fields, and the instance is written as held, that key included. Pinned against
+# FastAPI: the day the keys are compared, this passes and the docs' exception goes.
+AS_MANY_KEYS_AS_FIELDS = "a field missing and a key put in: as many keys as fields"
+TIER_THREE[AS_MANY_KEYS_AS_FIELDS] = (
+    Pair,
+    lambda: _with_key(Pair.model_construct(a=1), "hidden", "s3cret"),
+)
+_COUNTED_NOT_COMPARED = pytest.mark.xfail(
+    strict=True, reason="the documented exception: keys counted, not compared"
+)
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic warns of the unexpected values
-@pytest.mark.parametrize("name", TIER_THREE)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=_COUNTED_NOT_COMPARED) if name == AS_MANY_KEYS_AS_FIELDS else name
+        for name in TIER_THREE
+    ],
+)
 def test_a_value_validation_does_not_produce_never_sends_more_keys(name: str) -> None:
     declared, make = TIER_THREE[name]
     theirs = json.loads(fastapi_typed(declared, make()))
