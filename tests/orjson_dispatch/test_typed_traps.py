@@ -257,6 +257,11 @@ def _with_key(model: BaseModel, key: str, value: Any) -> BaseModel:
     return model
 
 
+# The encoding rules' one exception (docs/dispatch.md): a field missing and a key put in leave
+# as many keys as fields, and the instance is written as held, that key included. Pinned against
+# FastAPI: the day the keys are compared, its case passes and the docs' exception goes.
+AS_MANY_KEYS_AS_FIELDS = "a field missing and a key put in: as many keys as fields"
+
 TIER_THREE: dict[str, tuple[Any, Callable[[], Any]]] = {
     "a subclass given to model_construct": (Holder, lambda: Holder.model_construct(one=Child())),
     "a dict at a model position": (
@@ -282,17 +287,10 @@ TIER_THREE: dict[str, tuple[Any, Callable[[], Any]]] = {
         list[Pair],
         lambda: [HiddenPair.model_construct(a=1)],
     ),
+    AS_MANY_KEYS_AS_FIELDS: (Pair, lambda: _with_key(Pair.model_construct(a=1), "hidden", 1)),
 }
 
 
-# The encoding rules' one exception (docs/dispatch.md): a field missing and a key put in leave
-# as many keys as fields, and the instance is written as held, that key included. Pinned against
-# FastAPI: the day the keys are compared, this passes and the docs' exception goes.
-AS_MANY_KEYS_AS_FIELDS = "a field missing and a key put in: as many keys as fields"
-TIER_THREE[AS_MANY_KEYS_AS_FIELDS] = (
-    Pair,
-    lambda: _with_key(Pair.model_construct(a=1), "hidden", "s3cret"),
-)
 _COUNTED_NOT_COMPARED = pytest.mark.xfail(
     strict=True, reason="the documented exception: keys counted, not compared"
 )
