@@ -129,7 +129,10 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
     router.add_api_route("/response", make_endpoint(Response(), annotation=Response))
     router.add_api_route("/envelope", make_endpoint(ITEM), response_class=Envelope)
     router.add_api_route(
-        "/selective", make_endpoint(ITEM, annotation=Item), response_model_exclude_none=True
+        "/selective", make_endpoint(ITEM, annotation=Item), response_model_exclude_defaults=True
+    )
+    router.add_api_route(
+        "/no-nones", make_endpoint(ITEM, annotation=Item), response_model_exclude_none=True
     )
     app = FastAPI()
     app.include_router(router)
@@ -148,8 +151,9 @@ def test_dispatched_and_the_debug_line_tell_each_routes_serializer(
         "GET /wrapped serialized by orjson (dispatch answers it)",
         "GET /response serialized by orjson",
         "GET /envelope left to FastAPI: response_class=Envelope has an __init__ of its own",
-        "GET /selective serialized by orjson; a setting leaves fields out (include, exclude, "
-        "exclude_*)",
+        "GET /selective serialized by orjson; a setting pydantic applies (include, exclude, "
+        "exclude_defaults)",
+        "GET /no-nones serialized by orjson",
     } <= messages
 
 

@@ -19,6 +19,8 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import pytest
+from orjson_dispatch._options import Serialization
+from orjson_dispatch._typed import typed_encoder
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -132,6 +134,29 @@ class Root(RootModel[list[Base]]):
     pass
 
 
+class Nullable(BaseModel):
+    """Fields that may hold None, set and unset: what `exclude_none` and `exclude_unset` leave."""
+
+    model_config = ConfigDict(extra="allow")
+    unset: int | None = None
+    none: int | None = 1
+    renamed: int | None = Field(default=None, serialization_alias="R")
+    converted: Annotated[int | None, PlainSerializer(lambda v: None if v == 0 else v)] = 2
+    model: Base | None = None
+
+
+class Empty(BaseModel):
+    pass
+
+
+class Frozen(Base):
+    model_config = ConfigDict(frozen=True)
+
+
+class Mapping(dict[str, Any]):
+    """A dict subclass, which pydantic writes by its type inference at an `Any` position."""
+
+
 class AsAny(BaseModel):
     item: SerializeAsAny[Base] = Base()
 
@@ -187,6 +212,34 @@ TRAPS: dict[str, tuple[Any, Callable[[], Any]]] = {
     "a RootModel": (Root, lambda: Root([Base(), Child()])),
     "SerializeAsAny": (AsAny, lambda: AsAny(item=Child())),
     "ser_json_* settings": (Settings, Settings),
+    "None in fields and extra fields, set and unset": (
+        Nullable,
+        lambda: Nullable.model_validate(
+            {"none": None, "R": None, "converted": 0, "model": {}, "gone": None, "kept": 1}
+        ),
+    ),
+    "model_construct with the fields set given": (
+        Holder,
+        lambda: Holder.model_construct({"one"}, one=Base.model_construct({"a"}, a=2)),
+    ),
+    "models in an iterator held by Any": (
+        Scalars,
+        lambda: Scalars(anything=iter([Base(), Base(a=2), Nullable(unset=None)])),
+    ),
+    "models in a dict subclass held by Any": (
+        Scalars,
+        lambda: Scalars(anything=Mapping(one=Base(), two=Nullable(none=None))),
+    ),
+    "models in a set held by Any": (Scalars, lambda: Scalars(anything={Frozen(), Frozen(a=2)})),
+    "a model held by Any": (Scalars, lambda: Scalars(anything=Nullable(none=None))),
+    "a model without fields": (list[Empty], lambda: [Empty()]),
+}
+# FastAPI's settings that leave fields out, each written by the class tables too.
+LEFT_OUT = {
+    "all fields": {},
+    "exclude_none": {"exclude_none": True},
+    "exclude_unset": {"exclude_unset": True},
+    "exclude_unset and exclude_none": {"exclude_unset": True, "exclude_none": True},
 }
 
 
@@ -195,12 +248,28 @@ def _read(model: Cached) -> Cached:
     return model
 
 
+@pytest.mark.parametrize("left_out", LEFT_OUT)
 @pytest.mark.parametrize("name", TRAPS)
-def test_typed_trap_is_written_as_fastapi_writes_it(name: str) -> None:
+def test_typed_trap_is_written_as_fastapi_writes_it(name: str, left_out: str) -> None:
     declared, make = TRAPS[name]
-    expected = outcome(fastapi_typed, declared, make())
+    options = LEFT_OUT[left_out]
+    expected = outcome(fastapi_typed, declared, make(), **options)
     assert not isinstance(expected, Exception)
-    assert dumps(make(), response_model=declared) == expected
+    assert dumps(make(), response_model=declared, **options) == expected
+
+
+@pytest.mark.parametrize("left_out", LEFT_OUT)
+def test_the_class_tables_write_every_trap_pydantic_alone_does_not(left_out: str) -> None:
+    """pydantic writes only the types it alone can: `ser_json_*` settings, a root serializer."""
+    serialization = Serialization(**LEFT_OUT[left_out])
+    why = {
+        name: typed_encoder(declared, serialization).build()
+        for name, (declared, _) in TRAPS.items()
+    }
+    assert {name: reason for name, reason in why.items() if reason is not None} == {
+        "ser_json_* settings": "Settings has ser_json_* settings",
+        "a model serializer": "pydantic's JSON of the type is not provably orjson's",
+    }
 
 
 @pytest.mark.parametrize("name", TRAPS)

@@ -36,12 +36,14 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from orjson_dispatch._kept import kept_on
-from orjson_dispatch._options import encode_option
+from orjson_dispatch._leaving import held_entry, leaving
+from orjson_dispatch._options import NOTHING_LEFT_OUT, LeftOut, encode_option
 from orjson_dispatch._plans import IncompleteError, NotPlainError, Plan, plan, whole
 from orjson_dispatch._results import (
     AmbiguousClassError,
     ContextualError,
     KeepResultsError,
+    RestartError,
     exact,
     kept,
     numpy_as_orjson,
@@ -78,6 +80,7 @@ def table(
     *,
     untyped: bool = False,
     declared: bool = True,
+    left_out: LeftOut = NOTHING_LEFT_OUT,
 ) -> Table:
     """Return the table of `roots` and of every class their fields declare.
 
@@ -88,6 +91,7 @@ def table(
             that an extra field repeats once (pydantic's JSON writes it twice).
         declared: The roots are declared (a value may be of a subclass), not the values' own
             classes.
+        left_out: The fields left out of every model, as pydantic leaves them out.
 
     Raises:
         ContextualError: A class's JSON depends on where it is written.
@@ -101,9 +105,9 @@ def table(
         cls = pending.pop()
         if cls not in plans:
             try:
-                plans[cls] = plan(cls, by_alias)
+                plans[cls] = plan(cls, by_alias, left_out)
             except IncompleteError:  # pydantic writes it in this table (its entry not kept)
-                plans[cls] = whole(cls, by_alias, "not fully defined")
+                plans[cls] = whole(cls, by_alias, left_out, "not fully defined")
             pending.extend(plans[cls].models)
     # A class's MRO, not `issubclass`, which below pydantic 2.10 walks BaseModel's subclasses.
     parents = {base for cls in plans for base in cls.__mro__[1:] if base in plans}
@@ -111,7 +115,8 @@ def table(
         raise NotPlainError(f"{sorted(c.__qualname__ for c in parents)} have subclasses in it")
     entries: dict[type[BaseModel], Entry] = {}
     # The classes whose instances are usually written as their `__dict__`, with its size:
-    # tested first, inline (a Python call less per model).
+    # tested first, inline (a Python call less per model). Where fields are left out, their
+    # entry tests it (`_entry`).
     sizes: dict[type[BaseModel], int] = {}
     user_code = False
     for cls, planned in plans.items():
@@ -120,12 +125,12 @@ def table(
         if by_parent:
             entries[cls] = _entry(found, untyped)
         else:
-            entries[cls] = _class_entry(found, by_alias, untyped)
-        if found.as_held and not found.cached:
+            entries[cls] = _class_entry(found, untyped)
+        if found.as_held and not found.cached and left_out == NOTHING_LEFT_OUT:
             sizes[cls] = len(found.fields)
         user_code = user_code or bool(found.whole or found.converted)
     ambiguous = any(found.extras or found.free for found in plans.values())
-    stranger = functools.partial(_stranger, entries, by_alias, untyped, ambiguous)
+    stranger = _stranger(entries, by_alias, untyped, ambiguous, left_out)
     find, size_of = entries.get, sizes.get
 
     def default(value: Any) -> Any:
@@ -147,24 +152,32 @@ def table(
     return Table(default, user_code, entries)
 
 
-def class_table(cls: type[BaseModel], by_alias: bool, *, untyped: bool = False) -> Table | None:
+def class_table(
+    cls: type[BaseModel],
+    by_alias: bool,
+    *,
+    untyped: bool = False,
+    left_out: LeftOut = NOTHING_LEFT_OUT,
+) -> Table | None:
     """Return the table writing instances of `cls` as their own class, kept on `cls`.
 
     None where pydantic writes them whole (`ser_json_*` settings).
     """
-    key = ("table", by_alias, untyped)
+    key = ("table", by_alias, untyped, left_out)
     kept_here = kept_on(cls)
     if key not in kept_here:
         try:
-            kept_here[key] = table((cls,), by_alias, untyped=untyped, declared=False)
+            kept_here[key] = table(
+                (cls,), by_alias, untyped=untyped, declared=False, left_out=left_out
+            )
         except ContextualError:
             kept_here[key] = None
     found: Table | None = kept_here[key]
     return found
 
 
-def _class_entry(found: Plan, by_alias: bool, untyped: bool) -> Entry:
-    key = ("entry", by_alias, untyped)
+def _class_entry(found: Plan, untyped: bool) -> Entry:
+    key = ("entry", found.by_alias, untyped, found.left_out)
     kept_here = kept_on(found.cls)
     entry: Entry | None = kept_here.get(key)
     if entry is None:
@@ -176,10 +189,10 @@ def _class_entry(found: Plan, by_alias: bool, untyped: bool) -> Entry:
 
 def _entry(found: Plan, untyped: bool) -> Entry:
     """Return the entry of the instances of `found.cls` (see the module docstring)."""
-    whole_model = _whole_model(found.cls, found.by_alias)
+    whole_model = _whole_model(found.cls, found.by_alias, found.left_out)
     # An extra field holding a written field's key (the SDKs' `construct` keeps an alias's key
     # as an extra too): pydantic's JSON writer writes both keys, its conversion to a dict one.
-    repeated = whole_model if untyped else _whole_json(found.cls, found.by_alias)
+    repeated = whole_model if untyped else _whole_json(found.cls, found.by_alias, found.left_out)
     if found.whole:
         return whole_model
     fields, size = dict.fromkeys(found.fields).keys(), len(found.fields)
@@ -194,10 +207,15 @@ def _entry(found: Plan, untyped: bool) -> Entry:
     # written itself where no field is converted and no extra field is set; else renamed.
     own_names = found.own_names
     renamed = None if own_names else _renaming(keys)
+    leave_out, nones = leaving(found.left_out), found.left_out.none
 
     def entry(model: Any) -> Any:
         held = model.__dict__
         extra = model.__pydantic_extra__ if extras else None
+        if leave_out is not None:
+            held = leave_out(model, held)
+            if nones and extra:
+                extra = {key: value for key, value in extra.items() if value is not None}
         exactly = len(held) == size if type(model) is counted else held.keys() == fields
         out: dict[str, Any] | None
         if exactly and own_names:
@@ -222,7 +240,9 @@ def _entry(found: Plan, untyped: bool) -> Entry:
             out.update(extra)
         return out
 
-    return entry
+    if leave_out is None or not found.as_held or found.cached:
+        return entry
+    return held_entry(found.fields, found.left_out, entry)
 
 
 def _renaming(keys: Mapping[str, str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -245,33 +265,54 @@ def _stranger(
     by_alias: bool,
     untyped: bool,
     ambiguous: bool,
-    value: Any,
-) -> Any:
-    """Write a value the table has no entry for (see the module docstring)."""
-    if isinstance(value, BaseModel):
-        for cls in type(value).__mro__[1:]:
-            entry = entries.get(cls)
-            if entry is not None:
-                if ambiguous and not kept():
-                    raise AmbiguousClassError(type(value).__qualname__)
-                return entry(value)
-        own = class_table(type(value), by_alias, untyped=untyped)
-        if own is None:
-            raise ContextualError(type(value).__qualname__)
-        if own.user_code and not kept():
-            raise KeepResultsError(type(value).__qualname__)
-        return orjson.Fragment(write(value, own.default, encode_option(), own.user_code))
-    if isinstance(value, (*_SCALARS, Iterator)):
-        # One of pydantic's scalars, or an iterator (read once, here): pydantic's inference.
-        return to_jsonable_python(value, by_alias=by_alias, fallback=numpy_as_orjson)
-    try:
-        # A set, a dict subclass...: pydantic's own JSON, as `dump_json` writes it (NaN and
-        # infinities as null): a non-finite float key is written "None", twice in a dict with
-        # two such keys, where `to_jsonable_python` has "nan"/"inf"/"-inf".
-        body = to_json(value, by_alias=by_alias, inf_nan_mode="null", fallback=numpy_as_orjson)
-    except PydanticSerializationError:  # a lone surrogate: orjson refuses it, and decides
-        return to_jsonable_python(value, by_alias=by_alias, fallback=numpy_as_orjson)
-    return orjson.Fragment(body)
+    left_out: LeftOut,
+) -> Callable[[Any], Any]:
+    """Return the function writing a value the table has no entry for (see the module docstring).
+
+    It raises `RestartError` where fields not set are left out (`left_out.unset`) and the value
+    is a container pydantic's type inference writes, which takes no `exclude_unset`: only
+    pydantic's serializer of the declared type leaves them out there.
+    """
+    inferred = functools.partial(
+        to_jsonable_python, by_alias=by_alias, exclude_none=left_out.none, fallback=numpy_as_orjson
+    )
+
+    def write_stranger(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            for cls in type(value).__mro__[1:]:
+                entry = entries.get(cls)
+                if entry is not None:
+                    if ambiguous and not kept():
+                        raise AmbiguousClassError(type(value).__qualname__)
+                    return entry(value)
+            own = class_table(type(value), by_alias, untyped=untyped, left_out=left_out)
+            if own is None:
+                raise ContextualError(type(value).__qualname__)
+            if own.user_code and not kept():
+                raise KeepResultsError(type(value).__qualname__)
+            return orjson.Fragment(write(value, own.default, encode_option(), own.user_code))
+        if isinstance(value, _SCALARS):
+            return inferred(value)
+        if left_out.unset:
+            raise RestartError(type(value).__qualname__)
+        if isinstance(value, Iterator):  # read once, here: pydantic's inference
+            return inferred(value)
+        try:
+            # A set, a dict subclass...: pydantic's own JSON, as `dump_json` writes it (NaN and
+            # infinities as null): a non-finite float key is written "None", twice in a dict
+            # with two such keys, where `to_jsonable_python` has "nan"/"inf"/"-inf".
+            body = to_json(
+                value,
+                by_alias=by_alias,
+                exclude_none=left_out.none,
+                inf_nan_mode="null",
+                fallback=numpy_as_orjson,
+            )
+        except PydanticSerializationError:  # a lone surrogate: orjson refuses it, and decides
+            return inferred(value)
+        return orjson.Fragment(body)
+
+    return write_stranger
 
 
 # What pydantic's type inference writes as one JSON scalar (an enum: its value), and a str, int
@@ -352,7 +393,9 @@ def _pydantic_json(model: BaseModel, *, by_alias: bool) -> bytes:
     return without_nan(body)
 
 
-def _whole_model(cls: type[BaseModel], by_alias: bool) -> Entry:
+def _whole_model(
+    cls: type[BaseModel], by_alias: bool, left_out: LeftOut = NOTHING_LEFT_OUT
+) -> Entry:
     """Return pydantic's conversion of instances written as `cls`, in JSON mode, run once.
 
     `cls`'s own serializer: an instance of a subclass is written as `cls` (pydantic's
@@ -363,7 +406,12 @@ def _whole_model(cls: type[BaseModel], by_alias: bool) -> Entry:
     def convert(model: Any) -> Any:
         # Read at each call: a class not fully defined yet has a stand-in until it is.
         return cls.__pydantic_serializer__.to_python(
-            model, mode="json", by_alias=by_alias, fallback=numpy_as_orjson
+            model,
+            mode="json",
+            by_alias=by_alias,
+            exclude_unset=left_out.unset,
+            exclude_none=left_out.none,
+            fallback=numpy_as_orjson,
         )
 
     def entry(model: Any) -> Any:
@@ -372,12 +420,16 @@ def _whole_model(cls: type[BaseModel], by_alias: bool) -> Entry:
     return entry
 
 
-def _whole_json(cls: type[BaseModel], by_alias: bool) -> Entry:
+def _whole_json(cls: type[BaseModel], by_alias: bool, left_out: LeftOut) -> Entry:
     """Return pydantic's JSON of instances written as `cls`, as a Fragment, run once."""
 
     def convert(model: Any) -> bytes:
         json: bytes = cls.__pydantic_serializer__.to_json(
-            model, by_alias=by_alias, fallback=numpy_as_orjson
+            model,
+            by_alias=by_alias,
+            exclude_unset=left_out.unset,
+            exclude_none=left_out.none,
+            fallback=numpy_as_orjson,
         )
         return json
 

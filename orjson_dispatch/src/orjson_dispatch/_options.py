@@ -9,12 +9,14 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 __all__ = [
     "FORMAT_OPTIONS",
+    "NOTHING_LEFT_OUT",
+    "LeftOut",
     "Options",
     "Serialization",
     "check_format_option",
@@ -61,6 +63,21 @@ _FLAGS = ("by_alias", "exclude_unset", "exclude_defaults", "exclude_none")
 _DISPATCH_OPTIONS = frozenset({"status_code", "headers", "media_type", "option", *_FLAGS})
 
 
+class LeftOut(NamedTuple):
+    """The model fields left out as pydantic's `exclude_unset` and `exclude_none` leave them.
+
+    Attributes:
+        unset: Fields not in the instance's `model_fields_set` (extra fields are written).
+        none: Fields and extra fields that hold None (not dict items, nor list items).
+    """
+
+    unset: bool = False
+    none: bool = False
+
+
+NOTHING_LEFT_OUT = LeftOut()
+
+
 @dataclasses.dataclass(frozen=True)
 class Serialization:
     """How a value is serialized: FastAPI's `response_model_*` settings and orjson's layout.
@@ -73,8 +90,10 @@ class Serialization:
         include: Fields to include, as in pydantic's `model_dump` (hashable: see `freeze`).
         exclude: Fields to exclude, as in pydantic's `model_dump` (hashable: see `freeze`).
         option: orjson layout options (`FORMAT_OPTIONS` only).
-        selective: Some setting leaves fields out (`exclude_*`, `include`, `exclude`):
-            pydantic then serializes every value itself.
+        selective: Some setting leaves fields out (`exclude_*`, `include`, `exclude`).
+        left_out: What `exclude_unset` and `exclude_none` leave out.
+        by_pydantic: Some setting only pydantic applies (`exclude_defaults`, `include`,
+            `exclude`): the typed path's values are then serialized by pydantic itself.
         whole_models: Neither selective nor laid out: a model is written as its class's own
             JSON.
     """
@@ -89,6 +108,8 @@ class Serialization:
     # Worked out once, not per value: encoders are cached by their settings, and every value of
     # the untyped path asks whether they are selective.
     selective: bool = dataclasses.field(init=False, repr=False, compare=False)
+    left_out: LeftOut = dataclasses.field(init=False, repr=False, compare=False)
+    by_pydantic: bool = dataclasses.field(init=False, repr=False, compare=False)
     whole_models: bool = dataclasses.field(init=False, repr=False, compare=False)
     _hash: int = dataclasses.field(init=False, repr=False, compare=False)
 
@@ -96,6 +117,9 @@ class Serialization:
         flags = (self.exclude_unset, self.exclude_defaults, self.exclude_none)
         leaves_out = any(flags) or self.include is not None or self.exclude is not None
         object.__setattr__(self, "selective", leaves_out)
+        object.__setattr__(self, "left_out", LeftOut(self.exclude_unset, self.exclude_none))
+        by_pydantic = self.exclude_defaults or self.include is not None or self.exclude is not None
+        object.__setattr__(self, "by_pydantic", by_pydantic)
         object.__setattr__(self, "whole_models", not leaves_out and not self.option)
         key = (self.by_alias, *flags, self.include, self.exclude, self.option)
         object.__setattr__(self, "_hash", hash(key))

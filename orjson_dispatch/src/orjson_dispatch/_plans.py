@@ -8,11 +8,11 @@ literals, containers and unions of plain schemas, models, `Any`) is written by o
 pydantic writes it: orjson's own types natively, datetimes, decimals, bytes, URLs and the like
 through pydantic's type inference (the `default` callback), models by their own class's plan.
 
-A `Plan` says, for one class and `by_alias`, which key each field is written under and which
-fields pydantic converts (an annotated serializer, an iterable, a dataclass: anything not plain),
-or that pydantic converts the class whole (model and field serializers reading the model,
-computed fields, root models, typed extras). The plans of the classes reachable from a declared
-type make its class table (`_classes`).
+A `Plan` says, for one class, `by_alias` and what is left out (`LeftOut`), which key each field
+is written under and which fields pydantic converts (an annotated serializer, an iterable, a
+dataclass: anything not plain), or that pydantic converts the class whole (model and field
+serializers reading the model, computed fields, root models, typed extras). The plans of the
+classes reachable from a declared type make its class table (`_classes`).
 
 Setting `ORJSON_DISPATCH_PYDANTIC_MODELS=1` makes pydantic convert every model whole, for
 bisecting a difference.
@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 from pydantic_core import SchemaSerializer
 
+from orjson_dispatch._options import NOTHING_LEFT_OUT, LeftOut
 from orjson_dispatch._results import ContextualError, numpy_as_orjson
 
 __all__ = [
@@ -178,11 +179,12 @@ Convert = Callable[[Any], Any]
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """How orjson writes the instances of one class, under one `by_alias`.
+    """How orjson writes the instances of one class, under one `by_alias` and `left_out`.
 
     Attributes:
         cls: The class.
         by_alias: Fields are written under their serialization alias.
+        left_out: The fields left out of each instance (`exclude_unset`, `exclude_none`).
         fields: Every field's name, in definition order (as `__dict__` holds them).
         keys: The key each written field is written under, by field name (fields with
             `exclude=True` are not written).
@@ -197,6 +199,7 @@ class Plan:
 
     cls: type[BaseModel]
     by_alias: bool
+    left_out: LeftOut = NOTHING_LEFT_OUT
     fields: tuple[str, ...] = ()
     keys: Mapping[str, str] = dataclasses.field(default_factory=dict)
     converted: Mapping[str, Convert] = dataclasses.field(default_factory=dict)
@@ -246,12 +249,12 @@ def _models_only(convert: Convert) -> Convert:
 _JSON_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
-def whole(cls: type[BaseModel], by_alias: bool, why: str) -> Plan:
+def whole(cls: type[BaseModel], by_alias: bool, left_out: LeftOut, why: str) -> Plan:
     """Return the plan of a class pydantic converts whole, and why."""
-    return Plan(cls, by_alias, whole=why)
+    return Plan(cls, by_alias, left_out, whole=why)
 
 
-def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
+def plan(cls: type[BaseModel], by_alias: bool, left_out: LeftOut = NOTHING_LEFT_OUT) -> Plan:
     """Return the plan of `cls` (`Plan.whole` says why where pydantic converts it whole).
 
     Raises:
@@ -259,9 +262,9 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
         IncompleteError: The class's schema cannot be built yet.
     """
     if PYDANTIC_MODELS:
-        return whole(cls, by_alias, "ORJSON_DISPATCH_PYDANTIC_MODELS=1")
+        return whole(cls, by_alias, left_out, "ORJSON_DISPATCH_PYDANTIC_MODELS=1")
     if cls is BaseModel:  # never complete: `BaseModel.model_rebuild()` raises
-        return whole(cls, by_alias, "pydantic's BaseModel itself")
+        return whole(cls, by_alias, left_out, "pydantic's BaseModel itself")
     if not cls.__pydantic_complete__:
         # SDK models defer building their schema (`defer_build=True`) to their first
         # validation, and a class only nested in another is never built itself: build it.
@@ -272,22 +275,22 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
     definitions = _definitions(schema)
     while schema["type"] in ("definitions", "definition-ref", *_WRAPPERS):
         if schema.get("serialization") is not None:
-            return whole(cls, by_alias, "a model serializer")
+            return whole(cls, by_alias, left_out, "a model serializer")
         ref = schema.get("schema_ref")
         schema = definitions[ref] if ref is not None else schema["schema"]
     if schema["type"] != "model" or schema["cls"] is not cls or schema.get("root_model"):
-        return whole(cls, by_alias, "a root model")
+        return whole(cls, by_alias, left_out, "a root model")
     if schema.get("serialization") is not None:
-        return whole(cls, by_alias, "a model serializer")
+        return whole(cls, by_alias, left_out, "a model serializer")
     config = schema.get("config", {})
     for name, neutral in _NEUTRAL_CONFIG.items():
         if config.get(name, neutral) != neutral:
             raise ContextualError(cls.__qualname__)
     fields = schema["schema"]
     if fields["type"] != "model-fields" or fields.get("extras_schema") is not None:
-        return whole(cls, by_alias, "typed extra fields")
+        return whole(cls, by_alias, left_out, "typed extra fields")
     if fields.get("computed_fields"):
-        return whole(cls, by_alias, "computed fields")
+        return whole(cls, by_alias, left_out, "computed fields")
 
     def serializer(name: str) -> Convert:
         field_schema = fields["fields"][name]["schema"]
@@ -295,7 +298,12 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
             field_schema = {**schema_definitions, "schema": field_schema}
         converter = SchemaSerializer(field_schema, config or None)
         return functools.partial(
-            converter.to_python, mode="json", by_alias=by_alias, fallback=numpy_as_orjson
+            converter.to_python,
+            mode="json",
+            by_alias=by_alias,
+            fallback=numpy_as_orjson,
+            exclude_unset=left_out.unset,
+            exclude_none=left_out.none,
         )
 
     schema_definitions = {"type": "definitions", "definitions": [*definitions.values()]}
@@ -305,7 +313,7 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
     free: list[str] = []
     for name, field in fields["fields"].items():
         if field.get("serialization_exclude_if") is not None or _reads_the_model(field):
-            return whole(cls, by_alias, f"field {name!r} is serialized with the model")
+            return whole(cls, by_alias, left_out, f"field {name!r} is serialized with the model")
         if field.get("serialization_exclude"):
             continue
         keys[name] = (field.get("serialization_alias") if by_alias else None) or name
@@ -325,6 +333,7 @@ def plan(cls: type[BaseModel], by_alias: bool) -> Plan:
     return Plan(
         cls,
         by_alias,
+        left_out,
         fields=tuple(fields["fields"]),
         keys=keys,
         converted=converted,

@@ -48,8 +48,8 @@ class TypedEncoder:
             response field calls it (`from_attributes=True`); None where the caller validates
             (the field itself): `encode` is then not used.
         dump_json: pydantic's exact serializer for the declared type, with every setting bound.
-        serialization: The settings; with a selective one (include, exclude, exclude_*),
-            pydantic serializes every value itself.
+        serialization: The settings; with one only pydantic applies (include, exclude,
+            exclude_defaults), pydantic serializes every value itself.
 
     Attributes:
         encode: Validates a value and returns its JSON; raises what `validate_python` raises
@@ -128,14 +128,15 @@ class TypedEncoder:
         schema = TypeAdapter(self._annotation).core_schema
         if writes_nan(schema):
             self._dump_json = functools.partial(_without_nan, self._pydantic_json)
-        if self._serialization.selective:
-            self.left_to_pydantic = "a setting leaves fields out (include, exclude, exclude_*)"
+        if self._serialization.by_pydantic:
+            applied = "include, exclude, exclude_defaults"
+            self.left_to_pydantic = f"a setting pydantic applies ({applied})"
             return None
         roots = declared(schema, {}).models
         if isinstance(self._annotation, type) and issubclass(self._annotation, BaseModel):
             self._root = self._annotation
             self._passed = _passes_instances(schema)
-        return table(roots, self._serialization.by_alias)
+        return table(roots, self._serialization.by_alias, left_out=self._serialization.left_out)
 
     # Callers may hold these bound methods, made before the build: after it, each call reads the
     # writer the build made.
