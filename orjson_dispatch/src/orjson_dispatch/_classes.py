@@ -6,7 +6,9 @@ instance (`entry`): the instance's `__dict__` itself where its keys are the clas
 nothing is renamed, left out, converted or extra; else a dict built from it (aliases, `exclude`d
 fields, extra fields, the fields pydantic converts); else pydantic's conversion of the whole
 model. orjson calls the table's `default` for each model it meets, and for the few other values
-it does not write itself (datetimes, decimals, bytes: pydantic's type inference).
+it does not write itself (datetimes, decimals, bytes: pydantic's type inference). A table made
+for `exclude_unset` or `exclude_none` leaves fields out of each model as pydantic does
+(`_leaving`).
 
 A model of a class the table does not hold is written as the nearest class of its MRO that the
 table holds (a subclass instance where its parent is declared, as pydantic writes it), or else

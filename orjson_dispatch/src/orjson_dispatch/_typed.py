@@ -4,8 +4,10 @@ FastAPI validates the returned value against the declared type (`response_model`
 annotation), then serializes the validated value with pydantic's `dump_json`. `TypedEncoder`
 does the same validation (it runs the model validators of a returned instance too; an instance of
 a declared class that has none is what validation returns, and is not validated), then writes the
-validated value with orjson and the declared type's class table (`_classes`), and with
-`dump_json` where the type is not plain or orjson refuses a part of the value.
+validated value with orjson and the declared type's class table (`_classes`), which leaves
+fields out under `exclude_unset` and `exclude_none` as pydantic does (`_leaving`), and with
+`dump_json` where the type is not plain, a setting only pydantic applies is given
+(`exclude_defaults`, `include`, `exclude`), or orjson refuses a part of the value.
 """
 
 from __future__ import annotations
