@@ -150,3 +150,27 @@ def test_routes_run_user_code_once_and_answer_as_fastapi(
     ours = twin.both("GET", "/v")[1]
     assert_same_answer(ours, fastapi)
     assert len(CALLS) == ours_calls_before  # FastAPI's run and ours: the same calls
+
+
+class Unset(BaseModel, frozen=True):
+    a: int = 1
+    b: int | None = None
+
+
+@pytest.mark.parametrize(
+    "held",
+    [lambda: iter([Unset(b=2), Unset()]), lambda: frozenset([Unset(b=2)])],
+    ids=["an iterator", "a frozenset"],
+)
+def test_exclude_unset_writes_models_held_by_any_in_a_container_running_user_code_once(
+    held: Callable[[], Any],
+) -> None:
+    """pydantic's inference takes no `exclude_unset`: such a container is written by the table."""
+
+    def make() -> Plain:
+        return Plain(x=1, big=held())
+
+    expected, fastapi_calls = _runs(make, lambda v: fastapi_typed(Plain, v, exclude_unset=True))
+    ours, our_calls = _runs(make, lambda v: dumps(v, response_model=Plain, exclude_unset=True))
+    assert ours == expected
+    assert our_calls == fastapi_calls == ["plain"]

@@ -271,9 +271,10 @@ def _stranger(
 ) -> Callable[[Any], Any]:
     """Return the function writing a value the table has no entry for (see the module docstring).
 
-    It raises `RestartError` where fields not set are left out (`left_out.unset`) and the value
-    is a container pydantic's type inference writes, which takes no `exclude_unset`: only
-    pydantic's serializer of the declared type leaves them out there.
+    pydantic's type inference takes no `exclude_unset`: where fields not set are left out
+    (`left_out.unset`), a container it would write as a list is a list whose items the table
+    writes, and any other (a dict subclass, a dataclass) raises `RestartError`: pydantic's
+    serializer of the declared type writes the whole value.
     """
     inferred = functools.partial(
         to_jsonable_python, by_alias=by_alias, exclude_none=left_out.none, fallback=numpy_as_orjson
@@ -296,6 +297,8 @@ def _stranger(
         if isinstance(value, _SCALARS):
             return inferred(value)
         if left_out.unset:
+            if isinstance(value, (Iterator, set, frozenset, list, tuple)):
+                return list(value)  # inferred as a list: each item written by the table
             raise RestartError(type(value).__qualname__)
         if isinstance(value, Iterator):  # read once, here: pydantic's inference
             return inferred(value)
