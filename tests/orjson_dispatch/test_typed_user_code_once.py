@@ -81,6 +81,11 @@ class Holder(BaseModel):
     big: int
 
 
+class HeldFirst(BaseModel):
+    held: Any
+    big: int
+
+
 VALUES: dict[str, Callable[[], Any]] = {
     "Iterable[int] beside a big int": lambda: Tokens(tokens=[1, 2, 3], big=BIG),
     "PlainSerializer beside a big int": lambda: Plain(x=1, big=BIG),
@@ -94,6 +99,14 @@ VALUES: dict[str, Callable[[], Any]] = {
     "models in a dict beside a big int": lambda: {"m": Plain(x=1, big=2), "n": BIG},
     "models in a dict beside a non-str key": lambda: {"m": Computed(held=1), 5: 1},
     "an own model_dump beside a big int": lambda: {"m": OwnDump(), "n": BIG},
+    "a generator held by Any before a big int": lambda: HeldFirst(
+        held=(token for token in [1, 2, 3]), big=BIG
+    ),
+    "an iterator held by Any before a big int": lambda: HeldFirst(held=iter([1, 2, 3]), big=BIG),
+    "models from a generator held by Any before a big int": lambda: HeldFirst(
+        held=(Plain(x=1, big=2) for _ in range(1)), big=BIG
+    ),
+    "a generator in a dict before a big int": lambda: {"g": (t for t in [1, 2, 3]), "n": BIG},
 }
 
 

@@ -279,6 +279,7 @@ def _stranger(
     inferred = functools.partial(
         to_jsonable_python, by_alias=by_alias, exclude_none=left_out.none, fallback=numpy_as_orjson
     )
+    items = list  # what pydantic infers a set or an iterator as: each item written by the table
 
     def write_stranger(value: Any) -> Any:
         if isinstance(value, BaseModel):
@@ -296,12 +297,16 @@ def _stranger(
             return orjson.Fragment(write(value, own.default, encode_option(), own.user_code))
         if isinstance(value, _SCALARS):
             return inferred(value)
+        if isinstance(value, Iterator):
+            # Read once, what it gave kept for the call: orjson's second pass (`rewrite`), after
+            # it refused a later part of the value, reads that.
+            if not kept():
+                raise KeepResultsError(type(value).__qualname__)
+            return once(value, "items", items if left_out.unset else inferred, value)
         if left_out.unset:
-            if isinstance(value, (Iterator, set, frozenset, list, tuple)):
-                return list(value)  # inferred as a list: each item written by the table
+            if isinstance(value, (set, frozenset, list, tuple)):
+                return items(value)
             raise RestartError(type(value).__qualname__)
-        if isinstance(value, Iterator):  # read once, here: pydantic's inference
-            return inferred(value)
         try:
             # A set, a dict subclass...: pydantic's own JSON, as `dump_json` writes it (NaN and
             # infinities as null): a non-finite float key is written "None", twice in a dict

@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Callable
 from enum import Enum
+from types import GeneratorType
 from typing import Any
 from uuid import UUID
 
@@ -231,6 +232,12 @@ def _default(by_alias: bool, layout: bool) -> Callable[[Any], Any]:
             if layout:
                 return model_python(value, by_alias=by_alias)
             return orjson.Fragment(writer[0](value))
+        if type(value) is GeneratorType:
+            # Read once, what it gave kept for the call: the exact path, where orjson refuses a
+            # later part of the value, reads that (`to_jsonable`).
+            if not kept():
+                raise KeepResultsError(type(value).__qualname__)
+            return once(value, "items", list, value)
         return jsonable_leaf(value)
 
     return default
@@ -304,6 +311,8 @@ def to_jsonable(value: Any, serialization: Serialization) -> Any:
                 converted[_key(key, inner)] = to_jsonable(item, inner)
         return converted
     if isinstance(value, SEQUENCES):
+        if type(value) is GeneratorType:  # what the fast path read, if it did (`_default`)
+            value = once(value, "items", list, value)
         items = []
         for item in value:
             items.append(to_jsonable(item, serialization))
