@@ -279,7 +279,6 @@ def _stranger(
     inferred = functools.partial(
         to_jsonable_python, by_alias=by_alias, exclude_none=left_out.none, fallback=numpy_as_orjson
     )
-    items = list  # what pydantic infers a set or an iterator as: each item written by the table
 
     def write_stranger(value: Any) -> Any:
         if isinstance(value, BaseModel):
@@ -298,14 +297,14 @@ def _stranger(
         if isinstance(value, _SCALARS):
             return inferred(value)
         if isinstance(value, Iterator):
-            # Read once, what it gave kept for the call: orjson's second pass (`rewrite`), after
-            # it refused a later part of the value, reads that.
+            # Read once, what it gave kept for the call: orjson's second pass (`rewrite`) reads
+            # that. Under `exclude_unset`, as a list whose items the table writes.
             if not kept():
                 raise KeepResultsError(type(value).__qualname__)
-            return once(value, "items", items if left_out.unset else inferred, value)
+            return once(value, "items", list if left_out.unset else inferred, value)
         if left_out.unset:
             if isinstance(value, (set, frozenset, list, tuple)):
-                return items(value)
+                return list(value)
             raise RestartError(type(value).__qualname__)
         try:
             # A set, a dict subclass...: pydantic's own JSON, as `dump_json` writes it (NaN and
