@@ -257,12 +257,13 @@ def test_sigterm_closes_the_generators_of_open_streams(tmp_path: Path) -> None:
     """uvicorn with ``--timeout-graceful-shutdown 1`` gets SIGTERM while four streams are open.
 
     The streams outlive the graceful shutdown, after which uvicorn cancels their tasks: every
-    generator of ours has its ``finally`` run, and FastAPI's JSON Lines generator too. FastAPI's
-    Server-Sent Events generator is left unclosed when the process ends (uvicorn 0.54): not
-    asserted, it is FastAPI's. A dependency with ``yield`` is torn down, if at all, after its
-    generator is closed: uvicorn runs the lifespan shutdown and re-raises the signal, ending the
-    process, usually before a cancelled request unwinds to FastAPI's teardown (under FastAPI as
-    under ``DispatchRoute``; docs/dispatch.md says so); when it does come, it comes second.
+    generator of ours has its ``finally`` run. FastAPI's own generators are not asserted, the
+    process may end first: its Server-Sent Events generator is left unclosed (uvicorn 0.54 and
+    0.55), its JSON Lines one is closed in most runs, not in all. A dependency with ``yield`` is
+    torn down, if at all, after its generator is closed: uvicorn runs the lifespan shutdown and
+    re-raises the signal, ending the process, usually before a cancelled request unwinds to
+    FastAPI's teardown (under FastAPI as under ``DispatchRoute``; docs/dispatch.md says so); when
+    it does come, it comes second.
     """
     closed = tmp_path / "closed.log"
     server = ServerProcess(
@@ -292,7 +293,7 @@ def test_sigterm_closes_the_generators_of_open_streams(tmp_path: Path) -> None:
     finally:
         server.stop()
     logged = closed.read_text().splitlines()
-    assert {"DispatchRoute-jsonl", "DispatchRoute-sse", "APIRoute-jsonl"} <= set(logged)
+    assert {"DispatchRoute-jsonl", "DispatchRoute-sse"} <= set(logged)
     for name in ("DispatchRoute-jsonl", "DispatchRoute-sse"):
         if f"{name} dependency" in logged:
             assert logged.index(name) < logged.index(f"{name} dependency"), logged
