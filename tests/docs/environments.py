@@ -1,9 +1,11 @@
-"""The virtualenvs the documentation's examples run in: only what the docs tell a user to install.
+"""The virtualenvs of documented installs: only what the docs tell a user to install.
 
 ``.venv-docs`` holds the documented install (getting started: both packages from their folders,
 orjson-dispatch with its ``[fastapi]`` extra, and ``httpx2`` for FastAPI's ``TestClient``) and
-nothing else. An example that needs more says so where it is shown, in a ``pip install`` line
-of its own section; it runs in ``.venv-docs+<package>+...``, the same install plus those.
+nothing else: the documentation's examples run there. An example that needs more says so where
+it is shown, in a ``pip install`` line of its own section; it runs in ``.venv-docs+<package>+...``,
+the same install plus those. ``.venv-starlette`` holds orjson-dispatch without its extra, as a
+Starlette app installs it (``STARLETTE``): no FastAPI.
 
 Each environment is made on first use (by the tests, under ``scripts/test`` as in CI, with uv
 under pip's configuration as ``scripts/bootstrap`` installs, else pip) and reused until a
@@ -29,6 +31,11 @@ from tests.paths import ROOT
 #: What getting started installs. Editable: the same dependencies as ``pip install ./folder``,
 #: and the sources under test without a rebuild.
 DOCUMENTED = ("-e", "./uvicorn_keepalive", "-e", "./orjson_dispatch[fastapi]", "httpx2")
+#: orjson-dispatch as a Starlette app installs it (its README: ``pip install orjson-dispatch``),
+#: and ``httpx2`` for Starlette's ``TestClient``.
+STARLETTE = ("-e", "./orjson_dispatch", "httpx2")
+#: Each install by the name of its environment.
+INSTALLS = {".venv-docs": DOCUMENTED, ".venv-starlette": STARLETTE}
 
 
 def _uv() -> Path | None:
@@ -37,11 +44,11 @@ def _uv() -> Path | None:
     return uv if uv.is_file() else None
 
 
-def environment(extras: Sequence[str] = ()) -> Path:
-    """Return the interpreter of the documented install plus ``extras``, made if missing."""
-    name = "+".join([".venv-docs", *(re.sub(r"[^\w.-]", "_", extra) for extra in sorted(extras))])
+def environment(extras: Sequence[str] = (), *, base: str = ".venv-docs") -> Path:
+    """Return the interpreter of the install ``base`` names plus ``extras``, made if missing."""
+    name = "+".join([base, *(re.sub(r"[^\w.-]", "_", extra) for extra in sorted(extras))])
     venv = ROOT / name
-    requirements = [*DOCUMENTED, *sorted(extras)]
+    requirements = [*INSTALLS[base], *sorted(extras)]
     pyprojects = [ROOT / d / "pyproject.toml" for d in ("uvicorn_keepalive", "orjson_dispatch")]
     wanted = hashlib.sha256(b"".join(p.read_bytes() for p in pyprojects)).hexdigest()
     wanted += " " + " ".join(requirements)

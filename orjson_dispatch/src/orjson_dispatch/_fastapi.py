@@ -109,20 +109,21 @@ _extract_endpoint_context = getattr(routing, "_extract_endpoint_context", None)
 
 
 def jsonable_encoders(
-    fallback: Mapping[type[Any], Encoder],
+    fallback: Callable[[], Mapping[type[Any], Encoder]],
 ) -> tuple[Mapping[type[Any], Encoder], Mapping[Encoder, tuple[type[Any], ...]]]:
     """Return the tables `jsonable_encoder` reads: encoders by exact type, classes by encoder.
 
     FastAPI's own (`ENCODERS_BY_TYPE`, `encoders_by_class_tuples`), so that an entry a user adds
-    is seen as FastAPI sees it; `fallback` for a Starlette app.
+    is seen as FastAPI sees it; for a Starlette app, the table `fallback()` returns.
     """
     by_type = getattr(encoders, "ENCODERS_BY_TYPE", None)  # every release: None without FastAPI
     if by_type is not None:
         return by_type, encoders.encoders_by_class_tuples
+    by_type = fallback()
     grouped: dict[Encoder, tuple[type[Any], ...]] = {}
-    for cls, encoder in fallback.items():
+    for cls, encoder in by_type.items():
         grouped[encoder] = (*grouped.get(encoder, ()), cls)
-    return fallback, grouped
+    return by_type, grouped
 
 
 def refuse_pydantic_v1(value: Any) -> None:

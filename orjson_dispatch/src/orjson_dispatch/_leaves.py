@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime
+import importlib
 from collections import deque
 from collections.abc import Callable
 from decimal import Decimal
@@ -36,7 +37,7 @@ from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch import _fastapi
 
-__all__ = ["ENCODERS_BY_TYPE", "SEQUENCES", "UUID_ENCODER", "jsonable_leaf"]
+__all__ = ["ENCODERS_BY_TYPE", "SEQUENCES", "UUID_ENCODER", "jsonable_leaf", "starlette_encoders"]
 
 
 def _decimal(value: Decimal) -> int | float:
@@ -51,30 +52,45 @@ def _isoformat(value: datetime.date | datetime.time) -> str:
     return value.isoformat()
 
 
-# The table of FastAPI's jsonable_encoder, for Starlette apps: with FastAPI installed, FastAPI's
-# own table is read (`_fastapi.jsonable_encoders`).
-_STARLETTE_ENCODERS: dict[type[Any], Callable[[Any], Any]] = {
-    bytes: bytes.decode,
-    datetime.date: _isoformat,
-    datetime.datetime: _isoformat,
-    datetime.time: _isoformat,
-    datetime.timedelta: datetime.timedelta.total_seconds,
-    Decimal: _decimal,
-    IPv4Address: str,
-    IPv4Interface: str,
-    IPv4Network: str,
-    IPv6Address: str,
-    IPv6Interface: str,
-    IPv6Network: str,
-    NameEmail: str,
-    Pattern: lambda pattern: pattern.pattern,
-    SecretBytes: str,
-    SecretStr: str,
-    UUID: str,
-    Url: str,
-    AnyUrl: str,
-}
-ENCODERS_BY_TYPE, _ENCODERS_BY_CLASSES = _fastapi.jsonable_encoders(_STARLETTE_ENCODERS)
+def starlette_encoders() -> dict[type[Any], Callable[[Any], Any]]:
+    """Return FastAPI's table of encoders by type (`fastapi.encoders.ENCODERS_BY_TYPE`).
+
+    A copy, for Starlette apps: with FastAPI installed, FastAPI's own table is read
+    (`_fastapi.jsonable_encoders`). Enums, paths and what `jsonable_encoder` walks as a list,
+    which FastAPI's table also holds, are converted before it is read (`jsonable_leaf`).
+    """
+    from pydantic.color import Color  # noqa: PLC0415  # deprecated, and FastAPI writes it as str
+
+    by_type: dict[type[Any], Callable[[Any], Any]] = {
+        bytes: bytes.decode,
+        Color: str,
+        datetime.date: _isoformat,
+        datetime.datetime: _isoformat,
+        datetime.time: _isoformat,
+        datetime.timedelta: datetime.timedelta.total_seconds,
+        Decimal: _decimal,
+        IPv4Address: str,
+        IPv4Interface: str,
+        IPv4Network: str,
+        IPv6Address: str,
+        IPv6Interface: str,
+        IPv6Network: str,
+        NameEmail: str,
+        Pattern: lambda pattern: pattern.pattern,
+        SecretBytes: str,
+        SecretStr: str,
+        UUID: str,
+        Url: str,
+        AnyUrl: str,
+    }
+    try:  # an optional package: FastAPI writes its Color as str too, where it is installed
+        extra_color = importlib.import_module("pydantic_extra_types.color").Color
+    except ImportError:
+        return by_type
+    return by_type | {extra_color: str}
+
+
+ENCODERS_BY_TYPE, _ENCODERS_BY_CLASSES = _fastapi.jsonable_encoders(starlette_encoders)
 #: FastAPI's own entry for UUID: an app may replace it (the untyped path then walks the value).
 UUID_ENCODER = ENCODERS_BY_TYPE.get(UUID)
 # What jsonable_encoder walks as a list (only these: a dict view or another Set is not one).
