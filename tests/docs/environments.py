@@ -54,7 +54,7 @@ def environment(extras: Sequence[str] = (), *, base: str = ".venv-docs") -> Path
     wanted += " " + " ".join(requirements)
     python, stamp = venv / "bin" / "python", venv / ".docs-stamp"
     (ROOT / ".cache").mkdir(exist_ok=True)  # ignored by git, as the virtualenvs are
-    with (ROOT / ".cache" / "venv-docs.lock").open("w") as lock:
+    with (ROOT / ".cache" / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if stamp.is_file() and stamp.read_text() == wanted and python.is_file():
             return python

@@ -64,6 +64,30 @@ def test_unknown_option_is_refused_naming_the_function() -> None:
 
 
 @pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"status_code": 999}, "status_code"),
+        ({"status_code": "201"}, "status_code"),
+        ({"status_code": True}, "status_code"),
+        ({"headers": {"x-a": 1}}, "headers"),
+        ({"headers": [("x-a", "1")]}, "headers"),
+        ({"media_type": b"text/plain"}, "media_type"),
+        ({"by_alias": "yes"}, "by_alias"),
+        ({"exclude_none": 1}, "exclude_none"),
+    ],
+    ids=repr,
+)
+def test_an_option_of_a_wrong_type_is_refused_naming_it_and_the_function(
+    options: dict[str, Any], named: str
+) -> None:
+    def endpoint_with_bad_option() -> dict[str, int]:
+        return {}
+
+    with pytest.raises(TypeError, match=rf"^dispatch\({named}=\.\.\.\) for .*endpoint_with_bad"):
+        dispatch(**options)(endpoint_with_bad_option)
+
+
+@pytest.mark.parametrize(
     "options",
     [
         {"status_code": 201},
