@@ -7,6 +7,7 @@ status, the same headers and the same events.
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Annotated, Any
 
@@ -20,8 +21,8 @@ from fastapi.exceptions import ResponseValidationError
 from fastapi.sse import ServerSentEvent
 from hypothesis import event, given, note, settings
 
-from orjson_dispatch import DispatchRoute
-from tests.orjson_dispatch.apps import UNTYPED, Twin
+from orjson_dispatch import DispatchRoute, dispatch
+from tests.orjson_dispatch.apps import UNTYPED, Twin, get_all
 from tests.orjson_dispatch.samples import ITEM, Item
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.streams import StreamCase, generator, stream_cases
@@ -256,6 +257,31 @@ def test_dependency_with_yield_is_closed_when_fastapi_closes_it(
         for part in (log[marks[0] : marks[1]], log[marks[1] :])
     )
     assert ours_log == fastapi_log == ["open", "sent", "sent", "close"]
+
+
+# --- @dispatch outside DispatchRoute ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [True, False], ids=["async", "sync"])
+def test_a_decorated_generator_is_streamed_by_fastapi_with_one_warning(
+    is_async: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under a plain ``APIRoute``, FastAPI streams the decorated generator as it is."""
+    endpoint = generator(TYPED_ITEMS, annotation=Item, is_async=is_async)
+    app = FastAPI()
+    app.add_api_route("/plain", endpoint)
+    app.add_api_route("/decorated", dispatch(endpoint))
+    with caplog.at_level(logging.WARNING, logger="orjson_dispatch"):
+        plain, first, again = get_all(app, "/plain", "/decorated", "/decorated")
+    assert plain.status_code == first.status_code == again.status_code == 200
+    assert plain.headers["content-type"] == first.headers["content-type"]
+    assert plain.content.count(b"\n") == len(TYPED_ITEMS)
+    assert plain.content == first.content == again.content
+    warnings = [record.getMessage() for record in caplog.records]
+    assert warnings == [
+        f"the generator endpoint {endpoint.__module__}.{endpoint.__qualname__} is streamed by "
+        "FastAPI itself; serve it with orjson_dispatch.DispatchRoute to stream it with orjson"
+    ]
 
 
 # --- OpenAPI -------------------------------------------------------------------------------------
