@@ -11,6 +11,7 @@ from fastapi import APIRouter, FastAPI, Request
 from orjson_dispatch._route import DispatchRoute
 
 from orjson_dispatch import dispatch, dispatched_routes
+from tests.orjson_dispatch.apps import get_all
 
 
 def a_generator() -> Iterator[int]:
@@ -128,6 +129,36 @@ def test_unresolvable_return_annotation_fails_at_decoration() -> None:
     missing_return.__annotations__["return"] = "Missing"
     with pytest.raises(TypeError, match="missing_return"):
         dispatch(missing_return)
+
+
+@pytest.mark.parametrize("name", ["orjson_dispatch_request", "orjson_dispatch_response"])
+def test_the_injected_parameters_names_are_refused_naming_the_function(name: str) -> None:
+    def endpoint_taking_ours(**parameters: Any) -> dict[str, int]:
+        return {}
+
+    endpoint_taking_ours.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)]
+    )
+    with pytest.raises(TypeError, match=rf"reserves the parameter name '{name}'.*endpoint_taking"):
+        dispatch(endpoint_taking_ours)
+
+
+def test_an_endpoint_taking_keyword_arguments_is_answered_as_fastapi_answers_it() -> None:
+    """The injected parameters go before ``**extra``: a signature ends with it."""
+
+    def with_extra(x: int = 1, **extra: Any) -> dict[str, Any]:
+        return {"x": x, "extra": extra}
+
+    app = FastAPI()
+    app.get("/fastapi")(with_extra)
+    app.get("/dispatch")(dispatch(with_extra))
+    assert list(inspect.signature(dispatch(with_extra)).parameters)[-1] == "extra"
+    answers = get_all(app, "/fastapi?x=2&extra=a", "/dispatch?x=2&extra=a", "/fastapi", "/dispatch")
+    assert [(a.status_code, a.json()) for a in answers[:2]] == [
+        (200, {"x": 2, "extra": {"extra": "a"}})
+    ] * 2
+    assert answers[2].status_code == answers[3].status_code == 422
+    assert answers[2].json() == answers[3].json()
 
 
 # --- misuse that cannot fail, warned where it happens ------------------------------------------
