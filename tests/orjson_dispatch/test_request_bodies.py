@@ -129,6 +129,8 @@ def test_any_body_answers_as_fastapi(body: bytes) -> None:
     [
         b'{"a": [1, 2.5, "x", null, true, {"b": -0}], "c": "\\u00e9\\ud83d\\ude00"}',
         b"[" * 20 + b"]" * 20,
+        b'{"stop": [' + b'"a",' * 16 + b'"b"], "logit_bias": {' + b'"1": -1.5,' * 16 + b'"2": 0}}',
+        b'{"tags": [' + b'"a",null,' * 16 + b'{"deep": [[1]]}]}',
     ],
 )
 def test_orjson_parses_a_json_body(body: bytes, loads_calls: list[bytes]) -> None:
@@ -138,7 +140,16 @@ def test_orjson_parses_a_json_body(body: bytes, loads_calls: list[bytes]) -> Non
 
 
 @pytest.mark.parametrize(
-    "name", ["NaN", "integer beyond u64", "UTF-8 byte order mark", "truncated"]
+    "name",
+    [
+        "NaN",
+        "integer beyond u64",
+        "integer beyond u64 after 16 integers",
+        "integer beyond u64 in a list after 16 strings",
+        "integer beyond u64 after 16 strings and null",
+        "UTF-8 byte order mark",
+        "truncated",
+    ],
 )
 def test_json_loads_answers_where_orjson_could_differ(name: str, loads_calls: list[bytes]) -> None:
     assert_same(*both(HOSTILE_BODIES[name]))

@@ -148,6 +148,14 @@ HOSTILE_BODIES: dict[str, bytes] = {
     "form feed": b"\x0c[1]",
     "no-break space": b"[1,\xc2\xa02]",
     "RFC whitespace": b"\t\r\n [ 1 ,\n 2 ] \r\n",
+    # Long lists are looked at whole, in C, by the kind of their first item.
+    "integer beyond u64 after 16 integers": b"[" + b"1," * 16 + b"18446744073709551616]",
+    "integer beyond u64 in a list after 16 strings": (
+        b"[" + b'"a",' * 16 + b"[18446744073709551616]]"
+    ),
+    "integer beyond u64 after 16 strings and null": (
+        b"[" + b'"a",null,' * 8 + b"18446744073709551616]"
+    ),
     "control character in a string": b'"a\x1fb"',
     "NUL byte": b'"\x00"',
     "empty": b"",
