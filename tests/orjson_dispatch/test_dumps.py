@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from orjson_dispatch import dispatch, dumps
 from tests.orjson_dispatch.apps import Ask
 from tests.orjson_dispatch.compare import json_pairs, outcome
+from tests.orjson_dispatch.oracles import fastapi_untyped
 from tests.orjson_dispatch.strategies import examples
 from tests.orjson_dispatch.strategies.untyped import untyped_values
 
@@ -88,3 +89,14 @@ def test_dumps_of_a_cycle_raises_type_error() -> None:
     cyclic["self"] = cyclic
     with pytest.raises(TypeError):
         dumps(cyclic)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"include": {"a", "c"}}, {"exclude": {"b"}}, {"include": {"a", "b"}, "exclude": {"a"}}],
+    ids=repr,
+)
+def test_include_and_exclude_filter_an_untyped_dicts_own_keys(options: dict[str, Any]) -> None:
+    """As ``jsonable_encoder(value, include=..., exclude=...)``: the dict's keys, not deeper."""
+    value = {"a": 1, "b": {"a": 2, "b": 3}, "c": [{"b": 4}]}
+    assert dumps(value, **options) == fastapi_untyped(value, **options)
