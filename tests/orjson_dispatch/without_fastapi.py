@@ -33,7 +33,6 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.testclient import TestClient
 
 import orjson_dispatch
 from orjson_dispatch import dispatch, dumps, json_lines, request_json, server_sent_events
@@ -143,6 +142,9 @@ def _written(value: Any) -> str:
 
 def report() -> dict[str, Any]:
     """Return what this install answers (see the module docstring)."""
+    # Here only: an old Starlette's client warns on import beside a newer anyio.
+    from starlette.testclient import TestClient
+
     found: dict[str, Any] = {"fastapi": importlib.util.find_spec("fastapi") is not None}
     try:
         _ = orjson_dispatch.DispatchRoute
