@@ -75,7 +75,9 @@ SCRIPT = textwrap.dedent(
     assert all(dispatched_routes(app)[f"GET {p}"] for p in ("/typed", "/untyped", "/later"))
 
     async def main():
-        transport = httpx.ASGITransport(app=app)
+        # A body nested 2,000 deep: Python 3.12+ parses it, and FastAPI's handler of its
+        # validation error then recurses too deep, an error answered 500 (FastAPI's own).
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
             for path in ("/typed", "/untyped", "/dispatch", "/later") + (("/stream",) * streams):
                 assert (await client.get(path)).status_code == 200, path
