@@ -243,7 +243,6 @@ def nonfinite_to_null(data: Any) -> Any:
     return data
 
 
-@_along_spine
 def _enum_key(key: Any) -> Any:
     value = key.value if is_unwritable_enum(key) else key
     try:
@@ -253,6 +252,7 @@ def _enum_key(key: Any) -> Any:
     return value
 
 
+@_along_spine
 def unwritable_enums_as_values(value: Any) -> Any:
     """``value`` with every enum member whose value ``json.dumps`` cannot write (a Decimal, a
     date, a frozenset) replaced by that value, dict keys included.
