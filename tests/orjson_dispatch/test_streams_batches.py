@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("fastapi.sse", reason="FastAPI 0.135 streams Server-Sent Events")
 
 from fastapi import FastAPI
-from orjson_dispatch._stream_sending import READY_FRAMES
+from orjson_dispatch._stream_sending import PIECE_BYTES, READY_FRAMES
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -66,6 +66,24 @@ def test_a_burst_of_ready_events_leaves_in_one_message(way: str, kind: str) -> N
     answer = run(app_for(way, kind, burst))
     assert answer.error is None
     assert answer.bodies == [EVENT[kind] * 8]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("way", WAYS)
+def test_ready_events_leave_in_pieces_of_at_most_64_kib(way: str, kind: str) -> None:
+    """Ready events are joined up to a piece, in order; a larger event is cut into pieces."""
+    sizes = [30_000, 30_000, 30_000, 100_000, 1_000]
+
+    async def burst() -> AsyncIterator[Item]:
+        for size in sizes:
+            yield ITEM.model_copy(update={"name": "x" * size})
+
+    answer = run(app_for(way, kind, burst))
+    assert answer.error is None
+    frames = [EVENT[kind].replace(b"pen", b"x" * size) for size in sizes]
+    big = frames[3]
+    pieces = [frames[0] + frames[1], frames[2], big[:PIECE_BYTES], big[PIECE_BYTES:], frames[4]]
+    assert answer.bodies == pieces
 
 
 @pytest.mark.parametrize("kind", KINDS)
