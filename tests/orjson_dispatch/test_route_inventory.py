@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, WebSocket
 from fastapi.responses import HTMLResponse, Response
 from orjson_dispatch._route import DispatchRoute
 from pydantic import BaseModel, ConfigDict
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 
 from orjson_dispatch import dispatch, dispatched_routes
 from tests.orjson_dispatch.apps import get_all
@@ -130,3 +130,17 @@ def test_dispatched_routes_agrees_on_a_starlette_app() -> None:
         ]
     )
     assert_reported_as_served(app, ["/values", "/page", "/plain"])
+
+
+def test_websocket_routes_are_not_listed() -> None:
+    """Only HTTP routes answer with returned values: a websocket route has no methods."""
+
+    async def socket(websocket: WebSocket) -> None:
+        await websocket.close()
+
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
+    app.router.route_class = DispatchRoute
+    app.add_api_route("/values", lambda: {"x": 1})
+    app.add_api_websocket_route("/socket", socket)
+    app.mount("/sub", Starlette(routes=[WebSocketRoute("/socket", socket)]))
+    assert dispatched_routes(app) == {"GET /values": True}

@@ -35,7 +35,6 @@ def _walk(owner: Any, prefix: str) -> Iterator[tuple[str, str, bool]]:
         if mounted is not None and not hasattr(route, "endpoint"):  # a Mount or Host
             yield from _walk(route, prefix + getattr(route, "path", ""))
             continue
-        endpoint = getattr(route, "endpoint", None)
-        if endpoint is None:
-            continue  # a websocket route or an app of its own
+        if getattr(route, "endpoint", None) is None or not getattr(route, "methods", None):
+            continue  # an app of its own, or a websocket route (it has an endpoint, no methods)
         yield methods(route), prefix + route.path, serving(route).by is not None
