@@ -1,6 +1,7 @@
 """Misuse fails at decoration time, naming the function or the argument, or warns where it is."""
 
 import inspect
+import logging
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 from fastapi import APIRouter, FastAPI, Request
 from orjson_dispatch._route import DispatchRoute
 
-from orjson_dispatch import dispatch, dispatched_routes
+from orjson_dispatch import JSONLines, ServerSentEvents, dispatch, dispatched_routes
 from tests.orjson_dispatch.apps import get_all
 
 
@@ -161,6 +162,14 @@ def test_an_endpoint_taking_keyword_arguments_is_answered_as_fastapi_answers_it(
     assert answers[2].json() == answers[3].json()
 
 
+def test_a_return_type_declaring_two_streams_is_refused_when_the_route_is_made() -> None:
+    async def either() -> JSONLines[int] | ServerSentEvents[int]:
+        return JSONLines(an_async_generator())
+
+    with pytest.raises(TypeError, match=r"declares more than one stream"):
+        APIRouter(route_class=DispatchRoute).add_api_route("/either", either)
+
+
 # --- misuse that cannot fail, warned where it happens ------------------------------------------
 
 
@@ -174,6 +183,26 @@ def test_dispatch_above_the_route_decorator_warns_naming_the_function_and_the_fi
             return {}
 
     assert dispatched_routes(app)["GET /routed"] is False
+
+
+def test_a_status_beside_the_routes_own_is_warned_and_the_routes_is_sent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The route's status code is the one its OpenAPI document shows."""
+    app = FastAPI()
+
+    @app.get("/created", status_code=202)
+    @dispatch(status_code=201)
+    async def created() -> dict[str, int]:
+        return {}
+
+    with caplog.at_level(logging.WARNING, logger="orjson_dispatch"):
+        answers = get_all(app, "/created", "/created")
+    assert [answer.status_code for answer in answers] == [202, 202]
+    assert [record.getMessage() for record in caplog.records] == [
+        f"{created.__module__}.{created.__qualname__} has status_code=201 in dispatch() and 202 "
+        "on its route; the route's status code, which its OpenAPI document shows, is used"
+    ]
 
 
 def test_dispatch_below_the_route_decorator_does_not_warn() -> None:

@@ -116,6 +116,8 @@ def test_stream_settings_refuse_bad_values_naming_them() -> None:
         StreamSettings(send_timeout=float("inf"))
     with pytest.raises(ValueError, match="send_timeout"):
         server_sent_events([], send_timeout=-1)
+    with pytest.raises(ValueError, match=r"bare=True\) sends no pings: ping_interval must be"):
+        server_sent_events([], bare=True, ping_interval=5)
     for size in (0, 1.5, True):
         with pytest.raises(ValueError, match="buffer_bytes"):
             StreamSettings(buffer_bytes=size)  # type: ignore[arg-type]
