@@ -14,7 +14,7 @@ import threading
 import weakref
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from fastapi import FastAPI
@@ -28,6 +28,7 @@ from pydantic_core import core_schema
 from orjson_dispatch import dispatch, dumps
 from tests.orjson_dispatch import fast_path_models as models
 from tests.orjson_dispatch.apps import get_all
+from tests.orjson_dispatch.oracles import fastapi_typed
 from tests.orjson_dispatch.samples import Item
 
 
@@ -189,3 +190,9 @@ def test_a_value_written_while_another_thread_builds_the_encoder_is_written() ->
         built.set()
         first.join()
     assert written == {"first": b"[1,2]", "meanwhile": b"[3]"}
+
+
+def test_an_unhashable_annotation_is_served() -> None:
+    """Annotated metadata may be unhashable: the encoder is then built for each value."""
+    declared = Annotated[list[int], {"unhashable": []}]
+    assert dumps([1, 2], response_model=declared) == fastapi_typed(declared, [1, 2])

@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from orjson_dispatch import DispatchRoute, dumps
 from tests.orjson_dispatch.apps import Twin
 from tests.orjson_dispatch.compare import assert_same_answer
-from tests.orjson_dispatch.oracles import fastapi_untyped
+from tests.orjson_dispatch.oracles import fastapi_typed, fastapi_untyped
 
 ROUTE_CLASSES = [None, DispatchRoute]
 
@@ -216,3 +216,25 @@ def test_a_model_whose_getattr_raises_for_a_missing_name_is_written(typed: bool)
             assert dumps(value, response_model=Lookup) == b'{"data":{"a":1}}'
         else:
             assert dumps(value) == fastapi_untyped(value)
+
+
+def _strict() -> type[BaseModel]:
+    """A new class whose own ``__getattr__`` raises for every name it does not hold."""
+
+    class Strict(BaseModel):
+        x: int = 1
+
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError(f"no attribute {name}")
+
+    return Strict
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["model", "nested"])
+def test_a_model_whose_getattr_raises_is_written_as_fastapi_writes_it(nested: bool) -> None:
+    """What the package keeps on a class is read through the instance, before it exists too."""
+    cls = _strict()
+    value = {"held": [cls(x=2)]} if nested else cls()
+    assert dumps(value) == fastapi_untyped(value)
+    if not nested:
+        assert dumps(value, response_model=cls) == fastapi_typed(cls, value)
