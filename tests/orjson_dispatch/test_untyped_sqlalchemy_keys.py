@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import pydantic
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from orjson_dispatch._sqlalchemy import may_hold_sqlalchemy_key
 from pydantic import BaseModel, Field, PlainSerializer, computed_field
@@ -112,6 +112,9 @@ def test_a_body_without_such_a_key_is_searched_once(monkeypatch: pytest.MonkeyPa
 _PIECES = [b"1234567,", b'"token_id":1,', b'"x":"_s",', b"_", b'"', b"sa", b'"_s', b"a_sa"]
 
 
+# A large body without underscores, and one whose only underscore is a key's, near its end.
+@example(pieces=[b"1234567,"], repeat=30_000, key_at=None)
+@example(pieces=[b"1234567,"], repeat=30_000, key_at=0.99)
 @given(
     pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
     repeat=st.sampled_from([1, 40, 30_000]),  # up to 2 MB: the walk of large bodies too
