@@ -109,22 +109,32 @@ MEGABYTE_FRAME = len(MEGABYTE) + 10
 
 
 def megabyte_events(
-    events: int, reader: Reader, steps: list[int]
-) -> Callable[[], AsyncIterator[str]]:
-    """A generator of 1 MB events noting, at each step, how far it is ahead of ``reader``."""
+    events: int, reader: Reader, steps: list[int], *, is_async: bool = True
+) -> Callable[[], AsyncIterator[str] | Iterator[str]]:
+    """A generator of 1 MB events noting, at each step, how far it is ahead of ``reader``;
+    without ``is_async``, a sync one (FastAPI iterates it in the threadpool)."""
 
-    async def stream() -> AsyncIterator[str]:
+    def ahead() -> Iterator[str]:
         for index in range(events):
             steps.append(index * MEGABYTE_FRAME - reader.received)
             yield MEGABYTE
 
-    return stream
+    async def stream() -> AsyncIterator[str]:
+        for event in ahead():
+            yield event
+
+    def sync_stream() -> Iterator[str]:
+        yield from ahead()
+
+    return stream if is_async else sync_stream
 
 
-@pytest.mark.parametrize("readers", [1, 4])
+@pytest.mark.parametrize(
+    ("readers", "is_async"), [(1, True), (4, True), (1, False)], ids=["1", "4", "1-sync"]
+)
 @pytest.mark.parametrize("kind", KINDS)
 def test_slow_readers_hold_their_generators_within_the_buffer_bound(
-    narrow: LiveApp, kind: str, readers: int
+    narrow: LiveApp, kind: str, readers: int, is_async: bool
 ) -> None:
     """1 MB events to readers slower than the generators, checked at every step of each.
 
@@ -138,7 +148,7 @@ def test_slow_readers_hold_their_generators_within_the_buffer_bound(
     paths, ahead = [], []
     for _ in range(readers):
         reader, steps = Reader(rcvbuf=65536, read_size=16384, pause=0.001), list[int]()
-        endpoint = megabyte_events(events, reader, steps)
+        endpoint = megabyte_events(events, reader, steps, is_async=is_async)
         paths.append(narrow.add(endpoint, route_class_override=DispatchRoute, **KINDS[kind]))
         ahead.append((reader, steps))
     with ThreadPoolExecutor(readers) as pool:
