@@ -50,7 +50,7 @@ def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
         nonlocal plain
         if type(item) is not plain:
             if event_class is not None and isinstance(item, event_class):
-                return server_sent_event(item)  # type: ignore[return-value]
+                return server_sent_event(item)
             plain = type(item)
         # A JSON document holds no line break: it is the one `data:` line of its event.
         return b"".join((b"data: ", encode(item), b"\n\n"))  # one copy of the JSON
@@ -58,16 +58,13 @@ def event_frame(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     return frame
 
 
-def server_sent_event(item: Any) -> bytes | None:
-    """Return the wire form of a FastAPI `ServerSentEvent` item, or None for any other item.
+def server_sent_event(item: Any) -> bytes:
+    """Return the wire form of a FastAPI `ServerSentEvent` item.
 
     As FastAPI writes it: `raw_data` as it is, `data` as JSON (a model's `model_dump_json()`,
     anything else untyped), with its `event`, `id`, `retry` and `comment` lines, never validated
     against the stream's item type.
     """
-    event_class = _fastapi.server_sent_event_class()
-    if event_class is None or not isinstance(item, event_class):
-        return None
     data = item.data
     if item.raw_data is not None:
         text: str | None = item.raw_data
