@@ -400,3 +400,13 @@ def test_nan_of_a_model_writing_constants_is_null_under_every_setting(exclude_no
     """NaN is not JSON (RFC 8259 section 6): written null, also where pydantic writes it all."""
     body = dumps(Constants(), response_model=Constants, exclude_none=exclude_none)
     assert body == (b'{"x":null}' if exclude_none else b'{"x":null,"y":null}')
+
+
+@pytest.mark.parametrize("left_out", LEFT_OUT)
+def test_keys_written_alike_are_all_written_as_pydantic_writes_them(left_out: str) -> None:
+    """orjson refuses the non-str keys; their text repeats another key: pydantic writes both."""
+    declared, value = dict[Any, int], {1: 1, "1": 2, None: 3, "null": 4}
+    options = LEFT_OUT[left_out]
+    body = dumps(value, response_model=declared, **options)
+    assert body == fastapi_typed(declared, value, **options)
+    assert body.count(b'"1":') == 2
