@@ -388,3 +388,17 @@ def test_nan_in_a_strings_model_is_a_string_on_every_path(
 ) -> None:
     assert dumps({"v": NanStrings(f=math.nan)}) == b'{"v":{"f":"NaN"}}'  # the deliberate rule
     assert json_pairs(dumps(value, **options))[0] == ("v", [("f", "NaN")])
+
+
+@pytest.mark.parametrize(
+    "array",
+    [np.array([1j]), np.array([1, "x"], dtype=object), np.array(["x", "y"])],
+    ids=["complex", "object", "str"],
+)
+def test_a_numpy_array_orjson_refuses_is_refused_as_fastapi_refuses_it(array: Any) -> None:
+    """Its dtype is not one orjson writes: FastAPI's rules decide (`dict()`, then `vars()`)."""
+    value = {"a": array}
+    expected, ours = outcome(fastapi_untyped, value), outcome(dumps, value)
+    assert isinstance(expected, ValueError)
+    assert type(ours) is ValueError
+    assert str(ours) == str(expected)
