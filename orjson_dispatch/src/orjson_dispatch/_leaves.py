@@ -37,7 +37,7 @@ from pydantic_core import PydanticUndefinedType, Url
 
 from orjson_dispatch import _fastapi
 
-__all__ = ["ENCODERS_BY_TYPE", "SEQUENCES", "UUID_ENCODER", "jsonable_leaf", "starlette_encoders"]
+__all__ = ["ENCODERS_BY_TYPE", "SEQUENCES", "UUID_ENCODER", "jsonable_leaf"]
 
 
 def _decimal(value: Decimal) -> int | float:
@@ -52,7 +52,7 @@ def _isoformat(value: datetime.date | datetime.time) -> str:
     return value.isoformat()
 
 
-def starlette_encoders() -> dict[type[Any], Callable[[Any], Any]]:
+def _starlette_encoders() -> dict[type[Any], Callable[[Any], Any]]:
     """Return FastAPI's table of encoders by type (`fastapi.encoders.ENCODERS_BY_TYPE`).
 
     A copy, for Starlette apps: with FastAPI installed, FastAPI's own table is read
@@ -90,7 +90,7 @@ def starlette_encoders() -> dict[type[Any], Callable[[Any], Any]]:
     return by_type | {extra_color: str}
 
 
-ENCODERS_BY_TYPE, _ENCODERS_BY_CLASSES = _fastapi.jsonable_encoders(starlette_encoders)
+ENCODERS_BY_TYPE, _ENCODERS_BY_CLASSES = _fastapi.jsonable_encoders(_starlette_encoders)
 #: FastAPI's own entry for UUID: an app may replace it (the untyped path then walks the value).
 UUID_ENCODER = ENCODERS_BY_TYPE.get(UUID)
 # What jsonable_encoder walks as a list (only these: a dict view or another Set is not one).
